@@ -1,0 +1,30 @@
+"""guandan-env: a reinforcement-learning research environment for Guandan (掼蛋).
+
+The rules core (cards, action table, move generator, engine) imports only numpy. The
+PettingZoo environment (``env``, ``raw_env``) is imported on first use.
+"""
+
+from __future__ import annotations
+
+from .actions import KIND_NAMES, NUM_ACTIONS
+from .api import cards_for_action, declaration_text, describe_action, legal_actions
+
+__all__ = [
+    "NUM_ACTIONS",
+    "KIND_NAMES",
+    "legal_actions",
+    "describe_action",
+    "cards_for_action",
+    "declaration_text",
+    "env",
+    "raw_env",
+]
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    if name in ("env", "raw_env"):
+        from . import aec
+
+        return getattr(aec, name)
+    raise AttributeError(f"module 'guandan_env' has no attribute {name!r}")

@@ -1,0 +1,123 @@
+"""Which physical cards an action plays (DESIGN.md: suits are the engine's choice).
+
+The rule, one place for all callers (engine, env, ``cards_for_action``):
+
+1. Wildcards: the action's ``WILDS`` ♥N cards.
+2. Straight flushes: the natural faces of the declared suit.
+3. Other natural cards are taken one at a time, rank by rank. Among the suits available for
+   a rank, take the copy whose removal breaks the fewest straight-flush windows the hand can
+   still complete with its wildcards (a face held twice breaks none); ties go to the suit
+   order S, H, C, D.
+4. A plain straight without wildcards never uses five natural cards of one suit (R-3.3): if
+   step 3 picked one suit throughout, the cheapest position is switched to another suit.
+
+The same rule picks the tribute card among faces of equal value (R-7.6).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import actions as T
+from .cards import BJ_FACE, BJ_RANK, HEARTS, NUM_NATURAL_RANKS, RJ_FACE, RJ_RANK
+
+# Straight-flush windows as lists of rank indices (ace low = 12), and per rank the windows
+# that contain it.
+_SF_WINDOWS = [T.seq_ranks(T.STRAIGHT_FLUSH, k) for k in T.seq_keys(T.STRAIGHT_FLUSH)]
+_WINDOWS_OF_RANK = [[w for w in _SF_WINDOWS if r in w] for r in range(NUM_NATURAL_RANKS)]
+
+
+def _completable(counts: list[int], suit: int, window: list[int], wilds: int, wild_face: int):
+    missing = 0
+    for r in window:
+        f = r * 4 + suit
+        if f == wild_face or counts[f] == 0:
+            missing += 1
+    return missing <= wilds
+
+
+def sf_loss(counts: list[int], face: int, wilds: int, wild_face: int) -> int:
+    """Straight-flush windows the hand could complete that removing one copy of ``face``
+    would break (0 when the face is held twice)."""
+    if counts[face] != 1 or face >= 52:
+        return 0
+    r, s = divmod(face, 4)
+    loss = 0
+    for w in _WINDOWS_OF_RANK[r]:
+        if _completable(counts, s, w, wilds, wild_face):
+            counts[face] -= 1
+            if not _completable(counts, s, w, wilds, wild_face):
+                loss += 1
+            counts[face] += 1
+    return loss
+
+
+def pick_face(counts: list[int], rank: int, wilds: int, wild_face: int) -> int:
+    """The copy of ``rank`` to spend (rule 3); ``counts`` is the hand as a list."""
+    best, best_loss = -1, 1 << 30
+    for s in range(4):
+        f = rank * 4 + s
+        if f == wild_face or counts[f] == 0:
+            continue
+        loss = sf_loss(counts, f, wilds, wild_face)
+        if loss < best_loss:
+            best, best_loss = f, loss
+    return best
+
+
+def choose_cards(counts: np.ndarray, level: int, action: int) -> list[int]:
+    """Faces played by ``action`` from a hand known to allow it (see ``legal``)."""
+    kind = int(T.KIND[action])
+    if kind == T.PASS:
+        return []
+    wild_face = level * 4 + HEARTS
+    hand = [int(c) for c in counts]
+    if kind == T.RETURN:
+        return [int(T.RETURN_FACE[action])]
+    n_wilds = int(T.WILDS[action])
+    chosen = [wild_face] * n_wilds
+    for _ in range(n_wilds):
+        hand[wild_face] -= 1
+    wilds_left = hand[wild_face]
+    nat = T.NAT[action]
+    if kind == T.STRAIGHT_FLUSH:
+        suit = int(T.SUIT[action])
+        return chosen + [int(r) * 4 + suit for r in np.flatnonzero(nat)]
+    naturals: list[int] = []
+    for r in np.flatnonzero(nat):
+        r = int(r)
+        for _ in range(int(nat[r])):
+            if r == BJ_RANK:
+                f = BJ_FACE
+            elif r == RJ_RANK:
+                f = RJ_FACE
+            else:
+                f = pick_face(hand, r, wilds_left, wild_face)
+            if f < 0 or hand[f] == 0:
+                raise ValueError(f"hand cannot supply rank {r} for action {action}")
+            hand[f] -= 1
+            naturals.append(f)
+    if kind == T.STRAIGHT and n_wilds == 0 and len({f % 4 for f in naturals}) == 1:
+        naturals = _break_monochrome(naturals, hand, wilds_left, wild_face)
+    return chosen + naturals
+
+
+def _break_monochrome(faces: list[int], hand: list[int], wilds: int, wild_face: int) -> list[int]:
+    """Switch one card of a one-suit plain straight to another suit (rule 4, R-3.3)."""
+    suit = faces[0] % 4
+    best = None
+    for i, f in enumerate(faces):
+        r = f // 4
+        for s in range(4):
+            g = r * 4 + s
+            if s == suit or g == wild_face or hand[g] == 0:
+                continue
+            loss = sf_loss(hand, g, wilds, wild_face)
+            if best is None or loss < best[0]:
+                best = (loss, i, g)
+    if best is None:
+        raise ValueError("a plain straight cannot be five natural cards of one suit (R-3.3)")
+    _, i, g = best
+    out = list(faces)
+    out[i] = g
+    return out

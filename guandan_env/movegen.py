@@ -1,0 +1,341 @@
+"""Vectorised move generator: legal-action masks from array operations over the action table.
+
+Legality of a play for a hand is a conjunction of at most ``ATOMS_PER_ACTION`` *atoms*,
+small facts about the hand at the deal's level:
+
+* ``GE(r, c)``  — at least ``c`` natural cards of rank ``r`` (♥N not counted), r in 0..14
+* ``WGE(c)``    — at least ``c`` ♥N wildcards
+* ``FACE(f)``   — the natural face ``f`` is held (straight flushes need exact suits)
+* ``PS(w)``     — a plain straight in window ``w`` can be formed without wildcards and
+                  without five natural cards of one suit (R-3.3)
+
+Each action stores the ids of its atoms (``ATOM_IDX``, padded with the always-true atom).
+A hand's mask is ``atoms[ATOM_IDX].all(0)``; a batch of hands is the same gather over a
+``(B, NUM_ATOMS)`` array. Following (R-5.2, R-4) is an AND with a precomputed per-level
+"beats" row. No Python loop over combinations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import actions as T
+from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS, level_key, level_rank_value
+
+MAX_COUNT = 8  # natural cards of one rank in the deck
+GE_BASE = 0
+WGE_BASE = GE_BASE + NUM_RANKS * (MAX_COUNT + 1)  # 135
+FACE_BASE = WGE_BASE + T.MAX_WILDS + 1  # 138
+PS_BASE = FACE_BASE + 52  # 190
+STRAIGHT_KEYS = list(T.seq_keys(T.STRAIGHT))  # 10 windows, highest rank 3 ('5') .. 12 ('A')
+NUM_ATOMS = PS_BASE + len(STRAIGHT_KEYS)  # 200
+TRUE_ATOM = GE_BASE  # GE(0, 0)
+ATOMS_PER_ACTION = 5
+
+_WINDOWS = np.array([T.seq_ranks(T.STRAIGHT, k) for k in STRAIGHT_KEYS], dtype=np.intp)  # (10, 5)
+
+
+def _ge(r: int, c: int) -> int:
+    return GE_BASE + r * (MAX_COUNT + 1) + c
+
+
+def _action_atoms(a: int) -> list[int]:
+    kind = int(T.KIND[a])
+    atoms: list[int] = []
+    if kind in (T.PASS, T.RETURN):
+        return atoms
+    w = int(T.WILDS[a])
+    if w:
+        atoms.append(WGE_BASE + w)
+    if kind == T.STRAIGHT_FLUSH:
+        suit = int(T.SUIT[a])
+        atoms += [FACE_BASE + r * 4 + suit for r in np.flatnonzero(T.NAT[a])]
+    elif kind == T.STRAIGHT and w == 0:
+        atoms.append(PS_BASE + STRAIGHT_KEYS.index(int(T.KEY[a])))
+    else:
+        atoms += [_ge(int(r), int(T.NAT[a, r])) for r in np.flatnonzero(T.NAT[a])]
+    return atoms
+
+
+def _build_atom_idx() -> np.ndarray:
+    idx = np.full((ATOMS_PER_ACTION, T.NUM_ACTIONS), TRUE_ATOM, dtype=np.intp)
+    for a in range(T.NUM_ACTIONS):
+        at = _action_atoms(a)
+        assert len(at) <= ATOMS_PER_ACTION
+        idx[: len(at), a] = at
+    return idx
+
+
+ATOM_IDX = _build_atom_idx()
+_PLAY = np.arange(T.NUM_ACTIONS) < T.RETURN_BASE
+_PLAY_NO_PASS = _PLAY.copy()
+_PLAY_NO_PASS[T.PASS_ACTION] = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Atoms
+
+
+_AR9 = np.arange(MAX_COUNT + 1, dtype=np.uint8)
+_AR3 = np.arange(T.MAX_WILDS + 1, dtype=np.uint8)
+_SUIT_BITS = np.array([1, 2, 4, 8], dtype=np.uint8)
+_POW16 = 16 ** np.arange(5, dtype=np.int64)
+
+
+def _plain_straight_lut() -> np.ndarray:
+    """``bool[16**5]``: for the suit masks (4 bits each) of a window's five ranks, can a plain
+    straight be picked — every rank held, and not only by one and the same single suit."""
+    codes = np.arange(16**5, dtype=np.int64)
+    masks = (codes[:, None] // _POW16[None, :]) % 16
+    all_held = (masks > 0).all(1)
+    mono = np.zeros(codes.size, dtype=bool)
+    for bit in (1, 2, 4, 8):
+        mono |= (masks == bit).all(1)
+    return all_held & ~mono
+
+
+_PS_LUT = _plain_straight_lut()
+
+
+def hand_atoms(counts: np.ndarray, level: int) -> np.ndarray:
+    """Atom vector (``bool[NUM_ATOMS]``) of one hand (``uint8[54]`` face counts) at ``level``."""
+    out = np.empty(NUM_ATOMS, dtype=bool)
+    wild_face = level * 4 + HEARTS
+    natural = np.array(counts[:52], dtype=np.uint8)
+    wilds = natural[wild_face]
+    natural[wild_face] = 0
+    rank_counts = np.empty(NUM_RANKS, dtype=np.uint8)
+    nat4 = natural.reshape(NUM_NATURAL_RANKS, 4)
+    nat4.sum(1, out=rank_counts[:NUM_NATURAL_RANKS])
+    rank_counts[NUM_NATURAL_RANKS:] = counts[52:]
+    np.greater_equal(rank_counts[:, None], _AR9, out=out[GE_BASE:WGE_BASE].reshape(NUM_RANKS, -1))
+    np.greater_equal(wilds, _AR3, out=out[WGE_BASE:FACE_BASE])
+    present = out[FACE_BASE:PS_BASE]
+    np.greater(natural, 0, out=present)
+    suit_masks = present.reshape(NUM_NATURAL_RANKS, 4) @ _SUIT_BITS
+    out[PS_BASE:] = _PS_LUT[suit_masks[_WINDOWS] @ _POW16]
+    return out
+
+
+def batch_atoms(counts: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Atoms of a batch of hands ``(B, 54)`` at per-hand levels ``(B,)`` → ``bool (B, 200)``."""
+    counts = np.asarray(counts, dtype=np.uint8)
+    levels = np.asarray(levels, dtype=np.intp)
+    n = counts.shape[0]
+    rows = np.arange(n)
+    wild_face = levels * 4 + HEARTS
+    wilds = counts[rows, wild_face]
+    natural = counts[:, :52].copy()
+    natural[rows, wild_face] = 0
+    rank_counts = np.empty((n, NUM_RANKS), dtype=np.uint8)
+    rank_counts[:, :NUM_NATURAL_RANKS] = natural.reshape(n, NUM_NATURAL_RANKS, 4).sum(2)
+    rank_counts[:, NUM_NATURAL_RANKS:] = counts[:, 52:]
+    out = np.empty((n, NUM_ATOMS), dtype=bool)
+    out[:, GE_BASE:WGE_BASE] = (
+        rank_counts[:, :, None] >= np.arange(MAX_COUNT + 1, dtype=np.uint8)
+    ).reshape(n, -1)
+    out[:, WGE_BASE:FACE_BASE] = wilds[:, None] >= np.arange(T.MAX_WILDS + 1, dtype=np.uint8)
+    present = natural > 0  # (n, 52)
+    out[:, FACE_BASE:PS_BASE] = present
+    suit_masks = present.reshape(n, NUM_NATURAL_RANKS, 4) @ _SUIT_BITS  # (n, 13)
+    out[:, PS_BASE:] = _PS_LUT[suit_masks[:, _WINDOWS] @ _POW16]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison (R-4, R-5.2)
+
+_BOMB_TIER = {4: 1, 5: 2, 6: 4, 7: 5, 8: 6, 9: 7, 10: 8}
+_SF_TIER = 3
+_FOUR_JOKERS_TIER = 9
+
+
+def strength_arrays(level: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-action ``(value, power)`` at ``level``.
+
+    ``value`` orders actions of one non-bomb kind (level order for single/pair/triple/full
+    house keys, natural order for sequences). ``power`` is 0 for non-bombs and orders all
+    bombs by R-4: tier (4 < 5 < straight flush < 6 < … < 10 < four jokers), then rank.
+    """
+    value = np.zeros(T.NUM_ACTIONS, dtype=np.int16)
+    power = np.zeros(T.NUM_ACTIONS, dtype=np.int16)
+    for a in range(T.NUM_ACTIONS):
+        kind, key = int(T.KIND[a]), int(T.KEY[a])
+        if kind in (T.PASS, T.RETURN, T.FOUR_JOKERS):
+            v = 0
+        elif key == T.LEVEL_KEY:
+            v = level_rank_value(level, level)
+        elif kind in T.SEQUENCE_KINDS:
+            v = key
+        else:
+            v = level_rank_value(key, level)
+        value[a] = v
+        if kind == T.BOMB:
+            power[a] = _BOMB_TIER[int(T.SIZE[a])] * 16 + v + 1
+        elif kind == T.STRAIGHT_FLUSH:
+            power[a] = _SF_TIER * 16 + v + 1
+        elif kind == T.FOUR_JOKERS:
+            power[a] = _FOUR_JOKERS_TIER * 16 + 1
+    return value, power
+
+
+def beats_matrix(level: int) -> np.ndarray:
+    """``bool[A, A]``: row ``last``, column ``a``: play ``a`` beats ``last`` (R-5.2, R-4).
+
+    Pass and return actions never beat anything and cannot be beaten.
+    """
+    value, power = strength_arrays(level)
+    kind = T.KIND.astype(np.int16)
+    is_play = _PLAY_NO_PASS
+    same_kind = kind[:, None] == kind[None, :]
+    higher = value[None, :] > value[:, None]
+    last_bomb = power[:, None] > 0
+    m = np.where(last_bomb, power[None, :] > power[:, None], (power[None, :] > 0) | (same_kind & higher))
+    m &= is_play[None, :] & is_play[:, None]
+    return m
+
+
+_BEATS_PACKED: dict[int, np.ndarray] = {}
+
+
+def beats_rows_packed(level: int) -> np.ndarray:
+    """Bit-packed beats matrix of a level, built once per level and cached (≈0.6 MB)."""
+    m = _BEATS_PACKED.get(level)
+    if m is None:
+        m = np.packbits(beats_matrix(level), axis=1)
+        m.setflags(write=False)
+        _BEATS_PACKED[level] = m
+    return m
+
+
+def beats_row(level: int, last: int) -> np.ndarray:
+    """``bool[A]``: which actions beat ``last`` at ``level``."""
+    return np.unpackbits(beats_rows_packed(level)[last], count=T.NUM_ACTIONS).view(bool)
+
+
+def beats(a: int, last: int, level: int) -> bool:
+    return bool(beats_row(level, last)[a])
+
+
+# ---------------------------------------------------------------------------------------------
+# Masks
+
+
+def mask_from_atoms(atoms: np.ndarray) -> np.ndarray:
+    """Which table actions the cards allow, as ``bool[A]`` (or ``(B, A)`` for a batch of atoms).
+
+    Pass and return actions are False here; callers add them per phase.
+    """
+    if atoms.ndim == 1:
+        m = atoms[ATOM_IDX].all(0)
+        m &= _PLAY_NO_PASS
+        return m
+    m = atoms[:, ATOM_IDX].all(1)
+    m &= _PLAY_NO_PASS
+    return m
+
+
+def lead_mask(counts: np.ndarray, level: int) -> np.ndarray:
+    """Legal actions when leading a trick (R-5.1): every combination the hand can form."""
+    return mask_from_atoms(hand_atoms(counts, level))
+
+
+class _FollowIndex:
+    """Per-level ordering of the table so that the actions able to beat any given play are
+    at most two contiguous slices: same kind with a higher value, and the stronger bombs."""
+
+    def __init__(self, level: int) -> None:
+        value, power = strength_arrays(level)
+        kind = T.KIND.astype(np.int64)
+        playable = _PLAY_NO_PASS
+        group = np.where(power > 0, 99, kind)
+        score = np.where(power > 0, power, value).astype(np.int64)
+        ids = np.flatnonzero(playable)
+        order = ids[np.lexsort((score[ids], group[ids]))]
+        self.order = order.astype(np.intp)
+        self.atom_idx = np.ascontiguousarray(ATOM_IDX[:, order])
+        g_sorted, s_sorted = group[order], score[order]
+        bomb_start = int(np.searchsorted(g_sorted, 99))
+        bomb_end = len(order)
+        self.slices: list[tuple[tuple[int, int], ...]] = []
+        for last in range(T.NUM_ACTIONS):
+            if not playable[last]:
+                self.slices.append(())
+                continue
+            g = group[last]
+            lo = int(np.searchsorted(g_sorted, g, side="left"))
+            hi = int(np.searchsorted(g_sorted, g, side="right"))
+            start = lo + int(np.searchsorted(s_sorted[lo:hi], score[last], side="right"))
+            if g == 99:
+                self.slices.append(((start, bomb_end),))
+            else:
+                self.slices.append(((start, hi), (bomb_start, bomb_end)))
+
+
+_FOLLOW: dict[int, _FollowIndex] = {}
+
+
+def _follow_index(level: int) -> _FollowIndex:
+    fi = _FOLLOW.get(level)
+    if fi is None:
+        fi = _FOLLOW[level] = _FollowIndex(level)
+    return fi
+
+
+def follow_mask(counts: np.ndarray, level: int, last: int) -> np.ndarray:
+    """Legal actions when following ``last`` (R-5.2): pass, or a combination that beats it.
+
+    Only the two candidate slices of the level's ordering are checked against the hand.
+    """
+    if not _PLAY_NO_PASS[last]:
+        raise ValueError(f"action {last} is not a play that can be on the table (R-5.2)")
+    atoms = hand_atoms(counts, level)
+    fi = _follow_index(level)
+    m = np.zeros(T.NUM_ACTIONS, dtype=bool)
+    m[T.PASS_ACTION] = True
+    for start, end in fi.slices[last]:
+        if end > start:
+            ok = atoms[fi.atom_idx[:, start:end]].all(0)
+            m[fi.order[start:end][ok]] = True
+    return m
+
+
+def play_mask(counts: np.ndarray, level: int, last: int | None) -> np.ndarray:
+    return lead_mask(counts, level) if last is None else follow_mask(counts, level, last)
+
+
+def batch_play_mask(counts: np.ndarray, levels: np.ndarray, lasts: np.ndarray) -> np.ndarray:
+    """Masks of a batch: ``counts (B, 54)``, ``levels (B,)``, ``lasts (B,)`` with -1 = leading."""
+    levels = np.asarray(levels, dtype=np.intp)
+    lasts = np.asarray(lasts, dtype=np.intp)
+    m = mask_from_atoms(batch_atoms(counts, levels))
+    following = lasts >= 0
+    if following.any():
+        rows = np.empty((int(following.sum()), (T.NUM_ACTIONS + 7) // 8), dtype=np.uint8)
+        fl, fa = levels[following], lasts[following]
+        for lv in np.unique(fl):
+            sel = fl == lv
+            rows[sel] = beats_rows_packed(int(lv))[fa[sel]]
+        b = np.unpackbits(rows, axis=1, count=T.NUM_ACTIONS).view(bool)
+        m[following] &= b
+        m[following, T.PASS_ACTION] = True
+    return m
+
+
+def return_mask(counts: np.ndarray, level: int) -> np.ndarray:
+    """Legal tribute returns (R-7.1): any held card of natural rank 2..10 (a level card whose
+    natural rank is ≤ 10 included); if none, a held card of the lowest rank in level order."""
+    m = np.zeros(T.NUM_ACTIONS, dtype=bool)
+    held = np.asarray(counts[:NUM_FACES]) > 0
+    low = held.copy()
+    low[9 * 4 :] = False  # ranks 2..T are faces 0..35
+    if low.any():
+        m[T.RETURN_BASE : T.RETURN_BASE + NUM_FACES] = low
+        return m
+    faces = np.flatnonzero(held)
+    if faces.size == 0:
+        raise ValueError("a seat with no cards cannot return tribute (R-7.1)")
+
+    keys = np.array([level_key(int(f), level) for f in faces])
+    m[T.RETURN_BASE + faces[keys == keys.min()]] = True
+    return m
