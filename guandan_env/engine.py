@@ -1,0 +1,401 @@
+"""The Guandan engine: deal, tribute, tricks, end of deal, levels and match (RULES.md R-1, R-5..R-7).
+
+``Game`` is plain state (numpy arrays and Python scalars) plus the rules functions that move
+it: copyable with ``copy.deepcopy``, picklable, and read directly by the observation encoder.
+It owns its RNG (``numpy.random.Generator`` from the match seed); nothing uses the global RNG.
+
+Phases of a deal: ``"return"`` (a tribute receiver chooses the card to hand back, R-7),
+``"play"`` (tricks, R-5), ``"deal_over"``; after a match is decided, ``"match_over"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import actions as T
+from . import movegen
+from .cards import (
+    COPIES,
+    HAND_SIZE,
+    HEARTS,
+    NUM_FACES,
+    RANK_TEXT,
+    RJ_FACE,
+    face_text,
+    full_deck,
+    level_key,
+)
+from .choice import choose_cards, sf_loss
+
+ACE = 12  # rank index of A: the top level (R-6.5)
+GAIN_BY_PARTNER_PLACE = {1: 3, 2: 2, 3: 1}  # partner second/third/last (R-6.3)
+MAX_A_FAILURES = 3  # R-6.7
+
+
+def team_of(seat: int) -> int:
+    return seat % 2
+
+
+def partner_of(seat: int) -> int:
+    return (seat + 2) % 4
+
+
+@dataclass
+class Tribute:
+    """One tribute (R-7): ``giver`` hands ``face`` to ``receiver``, who returns ``returned``."""
+
+    giver: int
+    receiver: int
+    face: int
+    returned: int = -1
+
+
+@dataclass
+class DealResult:
+    order: list[int]  # full finishing order; in a 双下 the two losers follow in seat order
+    winner_team: int
+    gain: int  # levels the winning team earns (3/2/1), R-6.3
+    double_down: bool  # 双下 (R-6.2)
+    deal_level: int
+    match_winner: int | None = None
+    a_failure_team: int | None = None
+
+    def rewards(self) -> np.ndarray:
+        """Per-seat deal reward: ±gain, zero-sum between teams (DESIGN.md)."""
+        r = np.full(4, -self.gain, dtype=np.float32)
+        r[self.winner_team :: 2] = self.gain
+        return r
+
+
+@dataclass
+class Game:
+    """State of a match and of its current deal. Build with :meth:`new`."""
+
+    seed: int | None
+    rng: np.random.Generator
+    levels: list[int] = field(default_factory=lambda: [0, 0])  # rank index per team (R-2.1)
+    leveling_team: int | None = None  # None in a match's first deal (both at 2)
+    a_failures: list[int] = field(default_factory=lambda: [0, 0])
+    max_deals: int | None = None
+    deal_number: int = 0
+    match_winner: int | None = None
+    match_over: bool = False
+    # deal state
+    level: int = 0
+    hands: np.ndarray = field(default_factory=lambda: np.zeros((4, NUM_FACES), dtype=np.uint8))
+    played: np.ndarray = field(default_factory=lambda: np.zeros((4, NUM_FACES), dtype=np.uint8))
+    phase: str = "play"
+    to_act: int = 0
+    leader: int = 0
+    last_action: int = -1  # -1: leading a new trick
+    last_seat: int = -1
+    passes: int = 0
+    finish_order: list[int] = field(default_factory=list)
+    tributes: list[Tribute] = field(default_factory=list)
+    pending_returns: list[int] = field(default_factory=list)  # indices into tributes
+    resisted: bool = False
+    resist_jokers: list[int] = field(default_factory=list)  # seats that showed big jokers
+    deal_leader: int = 0  # who led the first trick
+    history: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
+    last_play_of: list[int] = field(default_factory=lambda: [-1, -1, -1, -1])
+    result: DealResult | None = None
+    deal_cards: int = 0  # cards in play this deal (108 for a full deal)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def new(cls, seed: int | None = None, max_deals: int | None = None) -> Game:
+        """A fresh match: both teams at 2, no leveling team yet, nothing dealt."""
+        if max_deals is not None and max_deals < 1:
+            raise ValueError(f"max_deals must be >= 1, got {max_deals} (R-6.8)")
+        return cls(seed=seed, rng=np.random.default_rng(seed), max_deals=max_deals)
+
+    def start_deal(
+        self,
+        hands: np.ndarray | None = None,
+        previous_order: list[int] | None = None,
+        leader: int | None = None,
+    ) -> None:
+        """Deal (or take the given ``hands``), apply tribute for ``previous_order`` (R-7),
+        and set the first leader. The deal's level is the leveling team's level (R-2.1)."""
+        if self.match_over:
+            raise ValueError("the match is over: no further deal (R-6.6/R-6.8)")
+        self.deal_number += 1
+        self.level = 0 if self.leveling_team is None else self.levels[self.leveling_team]
+        if hands is None:
+            deck = self.rng.permutation(full_deck())
+            hands = np.zeros((4, NUM_FACES), dtype=np.uint8)
+            for s in range(4):
+                np.add.at(hands[s], deck[s * HAND_SIZE : (s + 1) * HAND_SIZE], 1)
+        hands = np.asarray(hands, dtype=np.uint8)
+        if hands.shape != (4, NUM_FACES):
+            raise ValueError(f"hands must have shape (4, {NUM_FACES}), got {hands.shape}")
+        total = hands.sum(0)
+        if (total > COPIES).any():
+            f = int(np.flatnonzero(total > COPIES)[0])
+            raise ValueError(
+                f"impossible deal: {face_text(f)} appears {int(total[f])} times across the "
+                f"hands, the deck has {COPIES} (R-1.2)"
+            )
+        if (hands.sum(1) > HAND_SIZE).any():
+            raise ValueError(f"impossible deal: a seat holds more than {HAND_SIZE} cards (R-1.2)")
+        if (hands.sum(1) == 0).all():
+            raise ValueError("impossible deal: every hand is empty")
+        self.hands = hands.copy()
+        self.played = np.zeros((4, NUM_FACES), dtype=np.uint8)
+        self.deal_cards = int(hands.sum())
+        self.finish_order = [s for s in range(4) if self.hands[s].sum() == 0]
+        self.history = []
+        self.last_play_of = [-1, -1, -1, -1]
+        self.tributes = []
+        self.pending_returns = []
+        self.resisted = False
+        self.resist_jokers = []
+        self.result = None
+        self.last_action, self.last_seat, self.passes = -1, -1, 0
+        if previous_order is not None:
+            first_leader = self._apply_tribute(_check_order(previous_order))
+        else:
+            first_leader = int(self.rng.integers(4))
+        if leader is not None:
+            if not 0 <= int(leader) < 4:
+                raise ValueError(f"leader must be a seat 0..3, got {leader}")
+            first_leader = int(leader)
+        if self.hands[first_leader].sum() == 0:
+            first_leader = self._next_active(first_leader)
+        self.leader = self.deal_leader = first_leader
+        if self.pending_returns:
+            self.phase = "return"
+            self.to_act = self.tributes[self.pending_returns[0]].receiver
+        else:
+            self.phase = "play"
+            self.to_act = first_leader
+
+    # ------------------------------------------------------------------ tribute (R-7)
+    def highest_tribute_face(self, seat: int) -> int:
+        """The card ``seat`` must give: highest in level order, never ♥N (R-7.1); among
+        equal faces the one least useful to its straight flushes (R-7.6)."""
+        wild = self.level * 4 + HEARTS
+        faces = [f for f in np.flatnonzero(self.hands[seat]) if f != wild]
+        if not faces:
+            raise ValueError(f"seat {seat} holds no card it may give as tribute (R-7.1)")
+        top = max(level_key(int(f), self.level) for f in faces)
+        cands = [int(f) for f in faces if level_key(int(f), self.level) == top]
+        hand = [int(c) for c in self.hands[seat]]
+        wilds = hand[wild]
+        return min(cands, key=lambda f: (sf_loss(hand, f, wilds, wild), f % 4))
+
+    def _apply_tribute(self, order: list[int]) -> int:
+        first, second = order[0], order[1]
+        double = team_of(first) == team_of(second)
+        givers = [order[2], order[3]] if double else [order[3]]
+        if sum(int(self.hands[g][RJ_FACE]) for g in givers) >= 2:  # R-7.3
+            self.resisted = True
+            self.resist_jokers = [g for g in givers for _ in range(int(self.hands[g][RJ_FACE]))]
+            return first
+        gifts = {g: self.highest_tribute_face(g) for g in givers}
+        if not double:
+            g = givers[0]
+            self._give(g, first, gifts[g])
+            self.pending_returns = [0]
+            return g
+        a, b = givers
+        ka, kb = level_key(gifts[a], self.level), level_key(gifts[b], self.level)
+        if ka == kb:  # equal: first place receives from the seat after it (R-7.2)
+            to_first = (first + 1) % 4
+        else:
+            to_first = a if ka > kb else b
+        to_second = b if to_first == a else a
+        self._give(to_first, first, gifts[to_first])
+        self._give(to_second, second, gifts[to_second])
+        self.pending_returns = [0, 1]  # first place returns first (R-7.2)
+        return to_first
+
+    def _give(self, giver: int, receiver: int, face: int) -> None:
+        self.hands[giver, face] -= 1
+        self.hands[receiver, face] += 1
+        self.tributes.append(Tribute(giver, receiver, face))
+
+    # ------------------------------------------------------------------ queries
+    def active(self, seat: int) -> bool:
+        return seat not in self.finish_order
+
+    def _next_active(self, seat: int) -> int:
+        for k in range(1, 5):
+            s = (seat + k) % 4
+            if self.active(s):
+                return s
+        raise RuntimeError("no seat holds cards")
+
+    def legal_mask(self) -> np.ndarray:
+        """``bool[NUM_ACTIONS]`` for the seat to act; all False once the deal is over."""
+        if self.phase == "play":
+            hand = self.hands[self.to_act]
+            if self.last_action < 0:
+                return movegen.lead_mask(hand, self.level)
+            return movegen.follow_mask(hand, self.level, self.last_action)
+        if self.phase == "return":
+            return movegen.return_mask(self.hands[self.to_act], self.level)
+        return np.zeros(T.NUM_ACTIONS, dtype=bool)
+
+    @property
+    def deal_over(self) -> bool:
+        return self.phase in ("deal_over", "match_over")
+
+    # ------------------------------------------------------------------ moves
+    def step(self, action: int, mask: np.ndarray | None = None) -> tuple[int, ...]:
+        """Apply ``action`` for the seat to act; returns the faces it moved.
+
+        Raises ``ValueError`` naming the action, the seat and the rule if it is illegal; the
+        state is unchanged then. ``mask`` may pass a precomputed ``legal_mask()``.
+        """
+        if self.deal_over:
+            raise ValueError(f"the deal is over (phase {self.phase}): no action is legal (R-6.2)")
+        a = int(action)
+        seat = self.to_act
+        if not 0 <= a < T.NUM_ACTIONS:
+            raise ValueError(f"action {action} out of range 0..{T.NUM_ACTIONS - 1}")
+        if mask is None:
+            mask = self.legal_mask()
+        if not mask[a]:
+            raise ValueError(self.explain_illegal(a))
+        faces = tuple(choose_cards(self.hands[seat], self.level, a))
+        if self.phase == "return":
+            self._do_return(seat, faces[0])
+            return faces
+        self.history.append((seat, a, faces))
+        if a == T.PASS_ACTION:
+            self._do_pass()
+        else:
+            self._do_play(seat, a, faces)
+        return faces
+
+    def explain_illegal(self, a: int) -> str:
+        from .api import declaration_text
+
+        seat = self.to_act
+        what = f"action {a} ({declaration_text(a, self.level)}) by seat {seat}"
+        kind = int(T.KIND[a])
+        if self.phase == "return":
+            if kind != T.RETURN:
+                return f"illegal {what}: seat {seat} must choose a tribute return card (R-7.1)"
+            return (
+                f"illegal {what}: a return must be a held card of rank 2..10, or the lowest "
+                "card if none is held (R-7.1)"
+            )
+        if kind == T.RETURN:
+            return f"illegal {what}: no tribute return is due now (R-7)"
+        if kind == T.PASS:
+            return f"illegal {what}: the leader of a trick must play, never pass (R-5.1)"
+        if not movegen.lead_mask(self.hands[seat], self.level)[a]:
+            return f"illegal {what}: the hand does not hold the cards for it (R-3)"
+        return (
+            f"illegal {what}: it does not beat {declaration_text(self.last_action, self.level)} "
+            "on the table "
+            "(R-5.2, R-4)"
+        )
+
+    def _do_return(self, seat: int, face: int) -> None:
+        t = self.tributes[self.pending_returns.pop(0)]
+        self.hands[seat, face] -= 1
+        self.hands[t.giver, face] += 1
+        t.returned = face
+        if self.pending_returns:
+            self.to_act = self.tributes[self.pending_returns[0]].receiver
+        else:
+            self.phase = "play"
+            self.to_act = self.leader
+
+    def _do_pass(self) -> None:
+        self.passes += 1
+        others = sum(1 for s in range(4) if s != self.last_seat and self.active(s))
+        if self.passes >= others:  # trick over (R-5.3), wind if the winner is out (R-5.4)
+            winner = self.last_seat
+            self.leader = winner if self.active(winner) else partner_of(winner)
+            self.last_action, self.last_seat, self.passes = -1, -1, 0
+            self.to_act = self.leader
+        else:
+            self.to_act = self._next_active(self.to_act)
+
+    def _do_play(self, seat: int, a: int, faces: tuple[int, ...]) -> None:
+        hand = self.hands[seat]
+        for f in faces:
+            hand[f] -= 1
+            self.played[seat, f] += 1
+        self.last_action, self.last_seat, self.passes = a, seat, 0
+        self.last_play_of[seat] = a
+        if hand.sum() == 0:
+            self.finish_order.append(seat)
+            if self._check_deal_end():
+                return
+        self.to_act = self._next_active(seat)
+
+    # ------------------------------------------------------------------ end of deal (R-6)
+    def _check_deal_end(self) -> bool:
+        fo = self.finish_order
+        double = len(fo) >= 2 and team_of(fo[0]) == team_of(fo[1])
+        if not (double or len(fo) >= 3):
+            return False
+        rest = [s for s in range(4) if s not in fo]
+        order = fo + rest
+        winner = team_of(order[0])
+        partner_place = order.index(partner_of(order[0]))
+        gain = GAIN_BY_PARTNER_PLACE[partner_place]
+        self.result = DealResult(
+            order=order,
+            winner_team=winner,
+            gain=gain,
+            double_down=double,
+            deal_level=self.level,
+        )
+        self._settle_levels(self.result)
+        self.phase = "match_over" if self.match_over else "deal_over"
+        return True
+
+    def _settle_levels(self, res: DealResult) -> None:
+        """R-6.5–R-6.8 in the order of R-6.7: match win, failure count, gain, reset."""
+        lt = self.leveling_team
+        at_a = lt is not None and self.level == ACE
+        if at_a and res.winner_team == lt and res.gain >= 2:
+            self.match_winner = lt
+            self.match_over = True
+            res.match_winner = lt
+            return
+        if at_a:
+            self.a_failures[lt] += 1
+            res.a_failure_team = lt
+        w = res.winner_team
+        self.levels[w] = min(ACE, self.levels[w] + res.gain)
+        if at_a and self.a_failures[lt] >= MAX_A_FAILURES:
+            self.levels[lt] = 0
+            self.a_failures[lt] = 0
+        self.leveling_team = w
+        if self.max_deals is not None and self.deal_number >= self.max_deals:
+            self.match_over = True  # capped match without a pass of A: a draw (R-6.8)
+
+    def next_deal(self) -> None:
+        """Start the following deal of the match, tribute from the last order (R-7)."""
+        if self.result is None:
+            raise ValueError("the current deal is not over")
+        self.start_deal(previous_order=self.result.order)
+
+    # ------------------------------------------------------------------ summaries
+    def cards_total(self) -> int:
+        return int(self.hands.sum() + self.played.sum())
+
+    def describe(self) -> str:
+        lt = "-" if self.leveling_team is None else str(self.leveling_team)
+        return (
+            f"deal {self.deal_number} level {RANK_TEXT[self.level]} leveling team {lt} "
+            f"levels {RANK_TEXT[self.levels[0]]}/{RANK_TEXT[self.levels[1]]} phase {self.phase}"
+        )
+
+
+def _check_order(order: list[int]) -> list[int]:
+    o = [int(s) for s in order]
+    if sorted(o) != [0, 1, 2, 3]:
+        raise ValueError(
+            f"previous_order must list the four seats 0..3 in finishing order, got {order} (R-6.1)"
+        )
+    return o
