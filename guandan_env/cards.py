@@ -63,7 +63,9 @@ def parse_rank(text: str) -> int:
     t = str(text).strip().upper()
     if t in _RANK_ALIASES:
         return _RANK_ALIASES[t]
-    raise ValueError(f"malformed level rank {text!r}: expected one of 2-9, T/10, J, Q, K, A (R-2.1)")
+    raise ValueError(
+        f"malformed level rank {text!r}: expected one of 2-9, T/10, J, Q, K, A (R-2.1)"
+    )
 
 
 def rank_text(rank: int) -> str:

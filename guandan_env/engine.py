@@ -28,6 +28,7 @@ from .cards import (
     level_key,
 )
 from .choice import choose_cards, sf_loss
+from .observation import ObsInputs
 
 ACE = 12  # rank index of A: the top level (R-6.5)
 GAIN_BY_PARTNER_PLACE = {1: 3, 2: 2, 3: 1}  # partner second/third/last (R-6.3)
@@ -100,6 +101,8 @@ class Game:
     deal_leader: int = 0  # who led the first trick
     history: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
     last_play_of: list[int] = field(default_factory=lambda: [-1, -1, -1, -1])
+    last_cards: np.ndarray = field(default_factory=lambda: np.zeros((4, NUM_FACES), dtype=np.uint8))
+    move_in_trick: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # 0/1 pass/2 play
     result: DealResult | None = None
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
 
@@ -148,6 +151,8 @@ class Game:
         self.finish_order = [s for s in range(4) if self.hands[s].sum() == 0]
         self.history = []
         self.last_play_of = [-1, -1, -1, -1]
+        self.last_cards = np.zeros((4, NUM_FACES), dtype=np.uint8)
+        self.move_in_trick = [0, 0, 0, 0]
         self.tributes = []
         self.pending_returns = []
         self.resisted = False
@@ -308,21 +313,27 @@ class Game:
             self.to_act = self.leader
 
     def _do_pass(self) -> None:
+        self.move_in_trick[self.to_act] = 1
         self.passes += 1
         others = sum(1 for s in range(4) if s != self.last_seat and self.active(s))
         if self.passes >= others:  # trick over (R-5.3), wind if the winner is out (R-5.4)
             winner = self.last_seat
             self.leader = winner if self.active(winner) else partner_of(winner)
             self.last_action, self.last_seat, self.passes = -1, -1, 0
+            self.move_in_trick = [0, 0, 0, 0]
             self.to_act = self.leader
         else:
             self.to_act = self._next_active(self.to_act)
 
     def _do_play(self, seat: int, a: int, faces: tuple[int, ...]) -> None:
         hand = self.hands[seat]
+        lc = self.last_cards[seat]
+        lc[:] = 0
         for f in faces:
             hand[f] -= 1
             self.played[seat, f] += 1
+            lc[f] += 1
+        self.move_in_trick[seat] = 2
         self.last_action, self.last_seat, self.passes = a, seat, 0
         self.last_play_of[seat] = a
         if hand.sum() == 0:
@@ -379,6 +390,46 @@ class Game:
         if self.result is None:
             raise ValueError("the current deal is not over")
         self.start_deal(previous_order=self.result.order)
+
+    # ------------------------------------------------------------------ observation
+    def obs_inputs(self, seat: int) -> ObsInputs:
+        """This table as a batch of one for the observation encoder, seen from ``seat``."""
+        following = self.phase == "play" and self.last_action >= 0
+        place = [0, 0, 0, 0]
+        if self.result is not None:
+            for i, s in enumerate(self.result.order):
+                place[s] = i + 1
+        else:
+            for i, s in enumerate(self.finish_order):
+                place[s] = i + 1
+        tface, tret, tto, trecv = [-1] * 4, [-1] * 4, [-1] * 4, [False] * 4
+        for t in self.tributes:
+            tface[t.giver] = t.face
+            trecv[t.receiver] = True
+            if t.returned >= 0:
+                tret[t.receiver] = t.returned
+                tto[t.receiver] = t.giver
+        return ObsInputs(
+            seat=np.array([seat]),
+            hands=self.hands[None],
+            played=self.played[None],
+            level=np.array([self.level]),
+            levels=np.array([self.levels]),
+            leveling_team=np.array([-1 if self.leveling_team is None else self.leveling_team]),
+            a_failures=np.array([self.a_failures]),
+            table_action=np.array([self.last_action if following else -1]),
+            table_seat=np.array([self.last_seat if following else 0]),
+            table_cards=self.last_cards[None, max(self.last_seat, 0)],
+            move_in_trick=np.array([self.move_in_trick]),
+            last_cards=self.last_cards[None],
+            finish_place=np.array([place]),
+            tribute_face=np.array([tface]),
+            tribute_received=np.array([trecv]),
+            return_face=np.array([tret]),
+            return_to=np.array([tto]),
+            resisted=np.array([self.resisted]),
+            returning=np.array([self.phase == "return"]),
+        )
 
     # ------------------------------------------------------------------ summaries
     def cards_total(self) -> int:

@@ -190,7 +190,9 @@ def beats_matrix(level: int) -> np.ndarray:
     same_kind = kind[:, None] == kind[None, :]
     higher = value[None, :] > value[:, None]
     last_bomb = power[:, None] > 0
-    m = np.where(last_bomb, power[None, :] > power[:, None], (power[None, :] > 0) | (same_kind & higher))
+    m = np.where(
+        last_bomb, power[None, :] > power[:, None], (power[None, :] > 0) | (same_kind & higher)
+    )
     m &= is_play[None, :] & is_play[:, None]
     return m
 

@@ -24,6 +24,7 @@ Canonical form of one declared combination (hashable tuple)::
 Enumeration is per combination type and per key / wildcard placement (never over subsets
 of physical cards), so a 27-card hand takes a few milliseconds.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,21 +35,42 @@ from collections import Counter
 # Cards (R-1.4)
 # ---------------------------------------------------------------------------------------
 SUITS = "SHCD"
-RANKS = "23456789TJQKA"                    # natural order of suited ranks (R-2.5)
-JOKERS = ("BJ", "RJ")                      # small joker, big joker
-ALL_RANKS = tuple(RANKS) + JOKERS          # order used to sort the ``ranks`` field
+RANKS = "23456789TJQKA"  # natural order of suited ranks (R-2.5)
+JOKERS = ("BJ", "RJ")  # small joker, big joker
+ALL_RANKS = tuple(RANKS) + JOKERS  # order used to sort the ``ranks`` field
 NAT_INDEX = {r: i for i, r in enumerate(ALL_RANKS)}
 
 PASS = ("pass", None, 0, None, (), 0)
 BOMB_KINDS = frozenset({"bomb", "straight_flush", "four_jokers"})
 SEQUENCE_KINDS = frozenset({"straight", "three_pairs", "two_triples", "straight_flush"})
 LEVEL_ORDER_KINDS = frozenset({"single", "pair", "triple", "full_house", "bomb"})
-PLAY_KINDS = ("single", "pair", "triple", "full_house", "straight", "three_pairs",
-              "two_triples", "bomb", "straight_flush", "four_jokers")
+PLAY_KINDS = (
+    "single",
+    "pair",
+    "triple",
+    "full_house",
+    "straight",
+    "three_pairs",
+    "two_triples",
+    "bomb",
+    "straight_flush",
+    "four_jokers",
+)
 
-_SUIT_ALIASES = {"S": "S", "H": "H", "C": "C", "D": "D",
-                 "♠": "S", "♥": "H", "♣": "C", "♦": "D",
-                 "♤": "S", "♡": "H", "♧": "C", "♢": "D"}
+_SUIT_ALIASES = {
+    "S": "S",
+    "H": "H",
+    "C": "C",
+    "D": "D",
+    "♠": "S",
+    "♥": "H",
+    "♣": "C",
+    "♦": "D",
+    "♤": "S",
+    "♡": "H",
+    "♧": "C",
+    "♢": "D",
+}
 
 
 def _norm_rank(text: str) -> str:
@@ -93,7 +115,7 @@ def level_rank(level) -> str:
 # ---------------------------------------------------------------------------------------
 # Orders (R-2.4, R-2.5, R-4)
 # ---------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _level_order(level: str) -> dict:
     """Level order: 2<…<K<A with N taken out, then N, small joker, big joker (R-2.4)."""
     order = [r for r in RANKS if r != level] + [level, "BJ", "RJ"]
@@ -110,9 +132,9 @@ def bomb_strength(m: tuple, level: str) -> tuple:
     if kind == "four_jokers":
         return (8, 0)
     if kind == "straight_flush":
-        return (2, NAT_INDEX[key])          # suits never break ties
+        return (2, NAT_INDEX[key])  # suits never break ties
     if kind == "bomb":
-        cls = {4: 0, 5: 1}.get(size, size - 3)   # 6->3 … 10->7
+        cls = {4: 0, 5: 1}.get(size, size - 3)  # 6->3 … 10->7
         return (cls, level_value(key, level))
     raise ValueError(f"not a bomb: {m!r}")
 
@@ -124,11 +146,11 @@ def beats(a: tuple, b: tuple, level: str) -> bool:
     a_bomb, b_bomb = a[0] in BOMB_KINDS, b[0] in BOMB_KINDS
     if a_bomb:
         if not b_bomb:
-            return True                     # any bomb beats any non-bomb
+            return True  # any bomb beats any non-bomb
         return bomb_strength(a, level) > bomb_strength(b, level)
     if b_bomb or a[0] != b[0]:
         return False
-    if a[0] in SEQUENCE_KINDS:              # natural order of the highest natural rank
+    if a[0] in SEQUENCE_KINDS:  # natural order of the highest natural rank
         return NAT_INDEX[a[1]] > NAT_INDEX[b[1]]
     return level_value(a[1], level) > level_value(b[1], level)
 
@@ -145,15 +167,20 @@ def canonical(desc: dict) -> tuple:
         None if key is None else str(key),
         int(desc["size"]),
         None if suit is None else str(suit),
-        tuple(sorted(((str(r), int(c)) for r, c in ranks.items() if int(c) > 0),
-                     key=lambda rc: NAT_INDEX[rc[0]])),
+        tuple(
+            sorted(
+                ((str(r), int(c)) for r, c in ranks.items() if int(c) > 0),
+                key=lambda rc: NAT_INDEX[rc[0]],
+            )
+        ),
         int(desc.get("wilds") or 0),
     )
 
 
 def _mk(kind, key, size, suit, counts: dict, wilds: int) -> tuple:
-    ranks = tuple(sorted(((r, c) for r, c in counts.items() if c > 0),
-                         key=lambda rc: NAT_INDEX[rc[0]]))
+    ranks = tuple(
+        sorted(((r, c) for r, c in counts.items() if c > 0), key=lambda rc: NAT_INDEX[rc[0]])
+    )
     assert sum(c for _, c in ranks) + wilds == size, (kind, key, size, ranks, wilds)
     return (kind, key, size, suit, ranks, wilds)
 
@@ -178,7 +205,7 @@ _SEQUENCES = (("straight", 5, 1), ("three_pairs", 3, 2), ("two_triples", 2, 3))
 def _all_plays(faces_key: tuple, level: str) -> frozenset:
     faces = dict(faces_key)
     wild_face = "H" + level
-    W = faces.get(wild_face, 0)             # ♥N wildcards in hand (R-2.3)
+    W = faces.get(wild_face, 0)  # ♥N wildcards in hand (R-2.3)
 
     # natural copies per (suit, rank) -- the ♥N cards are wildcards, never naturals here
     suit_cnt = {}
@@ -212,7 +239,7 @@ def _all_plays(faces_key: tuple, level: str) -> frozenset:
         add(_mk("pair", level, 2, None, {}, 2))
 
     # --- triple: 3 of one (non-joker) rank, wildcards fill gaps (R-3.4)
-    triple_opts = {}                        # rank -> [(naturals, wilds)]
+    triple_opts = {}  # rank -> [(naturals, wilds)]
     for r in RANKS:
         opts = [(3 - w, w) for w in range(0, min(W, 2) + 1) if nat[r] >= 3 - w]
         triple_opts[r] = opts
@@ -226,7 +253,7 @@ def _all_plays(faces_key: tuple, level: str) -> frozenset:
             rem = W - wt
             for p in RANKS:
                 if p == t:
-                    continue                # 5 of one rank is a bomb, never a FH (R-3.2)
+                    continue  # 5 of one rank is a bomb, never a FH (R-3.2)
                 if nat[p] >= 2:
                     add(_mk("full_house", t, 5, None, {t: ct, p: 2}, wt))
                 if nat[p] >= 1 and rem >= 1:
@@ -234,12 +261,12 @@ def _all_plays(faces_key: tuple, level: str) -> frozenset:
             for j in JOKERS:
                 if nat[j] >= 2:
                     add(_mk("full_house", t, 5, None, {t: ct, j: 2}, wt))
-            if rem >= 2:                    # wild pair (stands for some rank != t)
+            if rem >= 2:  # wild pair (stands for some rank != t)
                 add(_mk("full_house", t, 5, None, {t: ct}, wt + 2))
 
     # --- straight / three pairs / two triples (natural order, R-2.5, R-3.1)
     for kind, length, per in _SEQUENCES:
-        lowest_high = length - 2            # index of the high card when A is low
+        lowest_high = length - 2  # index of the high card when A is low
         for hi in range(lowest_high, len(RANKS)):
             window = _window(hi, length)
             key = RANKS[hi]
@@ -249,8 +276,8 @@ def _all_plays(faces_key: tuple, level: str) -> frozenset:
                 if w > W:
                     continue
                 if kind == "straight" and w == 0 and not _plain_straight_ok(window, suit_cnt):
-                    continue                # five naturals of one suit: SF only (R-3.3)
-                add(_mk(kind, key, length * per, None, dict(zip(window, counts)), w))
+                    continue  # five naturals of one suit: SF only (R-3.3)
+                add(_mk(kind, key, length * per, None, dict(zip(window, counts, strict=True)), w))
 
     # --- straight flush: a straight in one suit; a wildcard may take any suit (R-3.3)
     for s in SUITS:
@@ -261,7 +288,8 @@ def _all_plays(faces_key: tuple, level: str) -> frozenset:
                 w = 5 - sum(counts)
                 if w > W:
                     continue
-                add(_mk("straight_flush", RANKS[hi], 5, s, dict(zip(window, counts)), w))
+                counts_by_rank = dict(zip(window, counts, strict=True))
+                add(_mk("straight_flush", RANKS[hi], 5, s, counts_by_rank, w))
 
     # --- bomb: 4..10 cards of one non-joker rank (R-3 table, R-3.4)
     for r in RANKS:
@@ -286,7 +314,7 @@ def _plain_straight_ok(window, suit_cnt) -> bool:
     for r in window:
         suits = [s for s in SUITS if suit_cnt[s, r] > 0]
         if len(suits) != 1:
-            return True                     # (len 0 cannot happen: caller checked counts)
+            return True  # (len 0 cannot happen: caller checked counts)
         only.add(suits[0])
     return len(only) > 1
 
@@ -317,6 +345,21 @@ def reference_moves(hand, level, last: tuple | None = None) -> set:
     return moves
 
 
-__all__ = ["parse_hand", "parse_card", "reference_moves", "all_plays", "beats",
-           "canonical", "bomb_strength", "level_value", "PASS", "PLAY_KINDS",
-           "BOMB_KINDS", "SEQUENCE_KINDS", "NAT_INDEX", "ALL_RANKS", "RANKS", "SUITS"]
+__all__ = [
+    "parse_hand",
+    "parse_card",
+    "reference_moves",
+    "all_plays",
+    "beats",
+    "canonical",
+    "bomb_strength",
+    "level_value",
+    "PASS",
+    "PLAY_KINDS",
+    "BOMB_KINDS",
+    "SEQUENCE_KINDS",
+    "NAT_INDEX",
+    "ALL_RANKS",
+    "RANKS",
+    "SUITS",
+]

@@ -7,6 +7,7 @@ sub-multiset of physical cards of a small hand, give every ♥N wildcard every p
 nothing of keys/windows/placements, so agreement on many small hands checks the
 per-type enumeration of the reference.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,8 +37,9 @@ def T(kind, key, size, suit=None, ranks=None, wilds=0):
     if isinstance(ranks, str):
         ranks = Counter(ranks.split()) if " " in ranks else Counter(ranks)
     ranks = ranks or {}
-    return canonical({"kind": kind, "key": key, "size": size, "suit": suit,
-                      "ranks": dict(ranks), "wilds": wilds})
+    return canonical(
+        {"kind": kind, "key": key, "size": size, "suit": suit, "ranks": dict(ranks), "wilds": wilds}
+    )
 
 
 def of_kind(moves, kind):
@@ -49,11 +51,12 @@ def of_kind(moves, kind):
 # ---------------------------------------------------------------------------------------
 def test_R1_4_parse_hand_notation():
     assert parse_hand("S3 H10 ♥T ♠A BJ RJ rj") == Counter(
-        {"S3": 1, "HT": 2, "SA": 1, "BJ": 1, "RJ": 2})
+        {"S3": 1, "HT": 2, "SA": 1, "BJ": 1, "RJ": 2}
+    )
     with pytest.raises(ValueError):
         parse_hand("X3")
     with pytest.raises(ValueError):
-        parse_hand("S3 S3 S3")       # R-1.2: only two copies of each face
+        parse_hand("S3 S3 S3")  # R-1.2: only two copies of each face
 
 
 # ---------------------------------------------------------------------------------------
@@ -63,12 +66,17 @@ def test_R3_4_example_level2_exact_set():
     """R-3.4: `S3 D4 C4 S5 D5 H2` at level 2 can be declared three pairs 33-44-55."""
     got = reference_moves("S3 D4 C4 S5 D5 H2", "2")
     want = {
-        T("single", "3", 1, ranks="3"), T("single", "4", 1, ranks="4"),
-        T("single", "5", 1, ranks="5"), T("single", "2", 1, wilds=1),
-        T("pair", "4", 2, ranks="44"), T("pair", "5", 2, ranks="55"),
-        T("pair", "3", 2, ranks="3", wilds=1), T("pair", "4", 2, ranks="4", wilds=1),
+        T("single", "3", 1, ranks="3"),
+        T("single", "4", 1, ranks="4"),
+        T("single", "5", 1, ranks="5"),
+        T("single", "2", 1, wilds=1),
+        T("pair", "4", 2, ranks="44"),
+        T("pair", "5", 2, ranks="55"),
+        T("pair", "3", 2, ranks="3", wilds=1),
+        T("pair", "4", 2, ranks="4", wilds=1),
         T("pair", "5", 2, ranks="5", wilds=1),
-        T("triple", "4", 3, ranks="44", wilds=1), T("triple", "5", 3, ranks="55", wilds=1),
+        T("triple", "4", 3, ranks="44", wilds=1),
+        T("triple", "5", 3, ranks="55", wilds=1),
         T("full_house", "4", 5, ranks="4455", wilds=1),
         T("full_house", "5", 5, ranks="4455", wilds=1),
         T("three_pairs", "5", 6, ranks="34455", wilds=1),
@@ -85,13 +93,18 @@ def test_R3_4_example_level3_three_pairs():
 def test_R2_3_tiny_hands_exact():
     """R-2.3: ♥N alone is a plain level card; ♥N with a non-joker takes its rank."""
     assert reference_moves("S3 H2", "2") == {
-        T("single", "3", 1, ranks="3"), T("single", "2", 1, wilds=1),
-        T("pair", "3", 2, ranks="3", wilds=1)}
+        T("single", "3", 1, ranks="3"),
+        T("single", "2", 1, wilds=1),
+        T("pair", "3", 2, ranks="3", wilds=1),
+    }
     # two ♥5 + a ♠5 at level 5
     assert reference_moves("H5 H5 S5", "5") == {
-        T("single", "5", 1, ranks="5"), T("single", "5", 1, wilds=1),
-        T("pair", "5", 2, ranks="5", wilds=1), T("pair", "5", 2, wilds=2),
-        T("triple", "5", 3, ranks="5", wilds=2)}
+        T("single", "5", 1, ranks="5"),
+        T("single", "5", 1, wilds=1),
+        T("pair", "5", 2, ranks="5", wilds=1),
+        T("pair", "5", 2, wilds=2),
+        T("triple", "5", 3, ranks="5", wilds=2),
+    }
 
 
 def test_R2_3_two_wildcards_as_pair_are_level_pair_only():
@@ -105,8 +118,7 @@ def test_R2_3_wildcard_never_a_joker():
     got = reference_moves("BJ RJ RJ H2 H2", "2")
     assert not of_kind(got, "four_jokers")
     assert T("pair", "BJ", 2, ranks={"BJ": 1}, wilds=1) not in got
-    assert of_kind(got, "pair") == {T("pair", "RJ", 2, ranks={"RJ": 2}),
-                                    T("pair", "2", 2, wilds=2)}
+    assert of_kind(got, "pair") == {T("pair", "RJ", 2, ranks={"RJ": 2}), T("pair", "2", 2, wilds=2)}
     # a 5-card play: triple from two wilds needs a non-joker natural
     assert not of_kind(got, "triple") and not of_kind(got, "full_house")
 
@@ -120,9 +132,12 @@ def test_R2_3_wild_in_three_card_combination():
 def test_R3_jokers_pairs_and_four_jokers():
     """R-3 table: BJ BJ and RJ RJ are pairs, BJ+RJ is not; four jokers."""
     assert reference_moves("BJ BJ RJ RJ", "7") == {
-        T("single", "BJ", 1, ranks={"BJ": 1}), T("single", "RJ", 1, ranks={"RJ": 1}),
-        T("pair", "BJ", 2, ranks={"BJ": 2}), T("pair", "RJ", 2, ranks={"RJ": 2}),
-        T("four_jokers", None, 4, ranks={"BJ": 2, "RJ": 2})}
+        T("single", "BJ", 1, ranks={"BJ": 1}),
+        T("single", "RJ", 1, ranks={"RJ": 1}),
+        T("pair", "BJ", 2, ranks={"BJ": 2}),
+        T("pair", "RJ", 2, ranks={"RJ": 2}),
+        T("four_jokers", None, 4, ranks={"BJ": 2, "RJ": 2}),
+    }
     assert not of_kind(reference_moves("BJ RJ", "7"), "pair")
 
 
@@ -157,8 +172,7 @@ def test_R3_full_house_with_joker_pair_and_level_triple():
 
 def test_R3_3_natural_five_of_one_suit_is_straight_flush_only():
     got = reference_moves("HT HJ HQ HK HA", "2")
-    assert of_kind(got, "straight_flush") == {
-        T("straight_flush", "A", 5, "H", ranks="TJQKA")}
+    assert of_kind(got, "straight_flush") == {T("straight_flush", "A", 5, "H", ranks="TJQKA")}
     assert not of_kind(got, "straight")
     # with another suit's ace the same ranks can form a plain straight
     got = reference_moves("HT HJ HQ HK HA DA", "2")
@@ -173,7 +187,8 @@ def test_R3_3_example_level_A():
         T("straight", "A", 5, ranks="TJQK", wilds=1),
         T("straight", "K", 5, ranks="TJQK", wilds=1),
         T("straight_flush", "A", 5, "H", ranks="TJQK", wilds=1),
-        T("straight_flush", "K", 5, "H", ranks="TJQK", wilds=1)}
+        T("straight_flush", "K", 5, "H", ranks="TJQK", wilds=1),
+    }
 
 
 def test_R3_3_level_heart_is_a_wildcard_even_in_its_natural_place():
@@ -187,7 +202,8 @@ def test_R3_3_level_heart_is_a_wildcard_even_in_its_natural_place():
     # hearts straight flush through rank 5 at level 5 must use a wildcard for the 5
     got = reference_moves("H3 H4 H5 H6 H7", "5")
     assert of_kind(got, "straight_flush") >= {
-        T("straight_flush", "7", 5, "H", ranks="3467", wilds=1)}
+        T("straight_flush", "7", 5, "H", ranks="3467", wilds=1)
+    }
     assert T("straight_flush", "7", 5, "H", ranks="34567") not in got
 
 
@@ -207,8 +223,8 @@ def test_R3_4_two_wildcards_fill_a_whole_pair():
     got = reference_moves("S3 D3 S4 D4 H2 H2", "2")
     tp = of_kind(got, "three_pairs")
     assert tp == {
-        T("three_pairs", "4", 6, ranks="3344", wilds=2),   # wild pair as 22: 22-33-44
-        T("three_pairs", "5", 6, ranks="3344", wilds=2),   # wild pair as 55: 33-44-55
+        T("three_pairs", "4", 6, ranks="3344", wilds=2),  # wild pair as 22: 22-33-44
+        T("three_pairs", "5", 6, ranks="3344", wilds=2),  # wild pair as 55: 33-44-55
     }
 
 
@@ -218,18 +234,24 @@ def test_R3_4_two_wildcards_fill_a_whole_pair():
 def test_R2_5_no_wraparound_and_ace_low():
     assert not of_kind(reference_moves("SQ DK CA S2 D3", "4"), "straight")
     assert of_kind(reference_moves("SA D2 C3 S4 D5", "9"), "straight") == {
-        T("straight", "5", 5, ranks="A2345")}
+        T("straight", "5", 5, ranks="A2345")
+    }
     assert of_kind(reference_moves("ST DJ CQ SK DA", "9"), "straight") == {
-        T("straight", "A", 5, ranks="TJQKA")}
+        T("straight", "A", 5, ranks="TJQKA")
+    }
     assert not of_kind(reference_moves("SK DK SA DA S2 D2", "9"), "three_pairs")
     assert of_kind(reference_moves("SA DA S2 D2 S3 D3", "9"), "three_pairs") == {
-        T("three_pairs", "3", 6, ranks="AA2233")}
+        T("three_pairs", "3", 6, ranks="AA2233")
+    }
     assert of_kind(reference_moves("SQ DQ SK DK SA DA", "9"), "three_pairs") == {
-        T("three_pairs", "A", 6, ranks="QQKKAA")}
+        T("three_pairs", "A", 6, ranks="QQKKAA")
+    }
     assert of_kind(reference_moves("SA DA CA S2 D2 C2", "9"), "two_triples") == {
-        T("two_triples", "2", 6, ranks="AAA222")}
+        T("two_triples", "2", 6, ranks="AAA222")
+    }
     assert of_kind(reference_moves("SK DK CK SA DA CA", "9"), "two_triples") == {
-        T("two_triples", "A", 6, ranks="KKKAAA")}
+        T("two_triples", "A", 6, ranks="KKKAAA")
+    }
     assert not of_kind(reference_moves("SK DK CK SA DA CA", "9"), "three_pairs")
 
 
@@ -274,7 +296,7 @@ def test_R2_4_level_order():
     single = lambda r: T("single", r, 1, ranks={r: 1})  # noqa: E731
     # at level 2, 2 is above A
     assert beats(single("2"), single("A"), "2")
-    assert not beats(single("2"), single("3"), "5")          # non-level 2 lowest
+    assert not beats(single("2"), single("3"), "5")  # non-level 2 lowest
     assert beats(single("5"), single("A"), "5")
     assert beats(single("BJ"), single("5"), "5")
     assert beats(single("RJ"), single("BJ"), "5")
@@ -287,13 +309,13 @@ def test_R2_4_level_order():
     assert beats(pair("BJ"), pair("K"), "K") and beats(pair("RJ"), pair("BJ"), "K")
     fh = lambda t, p: T("full_house", t, 5, ranks={t: 3, p: 2})  # noqa: E731
     assert beats(fh("3", "A"), fh("A", "K"), "3")
-    assert not beats(fh("A", "RJ"), fh("A", "3"), "9")        # same triple rank: equal
+    assert not beats(fh("A", "RJ"), fh("A", "3"), "9")  # same triple rank: equal
 
 
 def test_R2_5_sequence_order():
     st = lambda k, r: T("straight", k, 5, ranks=r)  # noqa: E731
     assert beats(st("6", "23456"), st("5", "A2345"), "2")
-    assert beats(st("A", "TJQKA"), st("K", "9TJQK"), "K")   # level K: natural order
+    assert beats(st("A", "TJQKA"), st("K", "9TJQK"), "K")  # level K: natural order
     assert not beats(st("7", "34567"), st("7", "34567"), "2")
     tp = lambda k, r: T("three_pairs", k, 6, ranks=r)  # noqa: E731
     assert beats(tp("4", "223344"), tp("3", "AA2233"), "2")
@@ -306,7 +328,7 @@ def test_R4_bomb_order_chain():
     chain = [
         T("bomb", "3", 4, ranks="3333"),
         T("bomb", "A", 4, ranks="AAAA"),
-        T("bomb", "8", 4, ranks="88", wilds=2),        # level cards beat aces
+        T("bomb", "8", 4, ranks="88", wilds=2),  # level cards beat aces
         T("bomb", "2", 5, ranks="22222"),
         T("bomb", "8", 5, ranks="88888"),
         T("straight_flush", "5", 5, "S", ranks="A2345"),
@@ -330,8 +352,11 @@ def test_R4_bomb_order_chain():
     assert not beats(sf_s, sf_h, lvl) and not beats(sf_h, sf_s, lvl)
     # any bomb beats any non-bomb; a non-bomb never beats a bomb
     small = T("bomb", "2", 4, ranks="2222")
-    for nb in [T("single", "RJ", 1, ranks={"RJ": 1}), T("straight", "A", 5, ranks="TJQKA"),
-               T("two_triples", "A", 6, ranks="KKKAAA")]:
+    for nb in [
+        T("single", "RJ", 1, ranks={"RJ": 1}),
+        T("straight", "A", 5, ranks="TJQKA"),
+        T("two_triples", "A", 6, ranks="KKKAAA"),
+    ]:
         assert beats(small, nb, lvl) and not beats(nb, small, lvl)
 
 
@@ -339,8 +364,9 @@ def test_R5_2_different_kinds_do_not_beat():
     a = T("pair", "A", 2, ranks="AA")
     b = T("single", "3", 1, ranks="3")
     assert not beats(a, b, "2") and not beats(b, a, "2")
-    assert not beats(T("straight", "A", 5, ranks="TJQKA"),
-                     T("full_house", "3", 5, ranks="33344"), "2")
+    assert not beats(
+        T("straight", "A", 5, ranks="TJQKA"), T("full_house", "3", 5, ranks="33344"), "2"
+    )
 
 
 def test_R5_1_R5_2_leading_and_following():
@@ -351,16 +377,14 @@ def test_R5_1_R5_2_leading_and_following():
     follow = reference_moves(hand, "2", last)
     assert PASS in follow
     # at level 2 the 9s are plain (H9 is natural): pairs above Q are KK only, plus bombs
-    assert follow - {PASS} == {m for m in lead if m[0] == "bomb"} | {
-        T("pair", "K", 2, ranks="KK")}
+    assert follow - {PASS} == {m for m in lead if m[0] == "bomb"} | {T("pair", "K", 2, ranks="KK")}
     assert T("bomb", "9", 4, ranks="9999") in follow
     # at level 9 (H9 is a wildcard) the 9s are level cards, above the ace
     follow9 = reference_moves(hand, "9", last)
     assert T("pair", "9", 2, ranks="99") in follow9
     assert T("pair", "3", 2, ranks="3", wilds=1) not in follow9
     # nothing beats four jokers: only pass
-    assert reference_moves(hand, "2", T("four_jokers", None, 4,
-                                         ranks={"BJ": 2, "RJ": 2})) == {PASS}
+    assert reference_moves(hand, "2", T("four_jokers", None, 4, ranks={"BJ": 2, "RJ": 2})) == {PASS}
 
 
 # ---------------------------------------------------------------------------------------
@@ -368,8 +392,10 @@ def test_R5_1_R5_2_leading_and_following():
 # ---------------------------------------------------------------------------------------
 _SEQ_WINDOWS = {
     # length -> list of (key, ranks) with A low only in the lowest window (R-2.5)
-    n: [(RANKS[hi], [RANKS[i] for i in range(hi - n + 1, hi + 1)])
-        for hi in range(n - 2, len(RANKS))]
+    n: [
+        (RANKS[hi], [RANKS[i] for i in range(hi - n + 1, hi + 1)])
+        for hi in range(n - 2, len(RANKS))
+    ]
     for n in (5, 3, 2)
 }
 
@@ -382,10 +408,10 @@ def _classify(faces, n_wild, level):
     if n == 1:
         out.add(("single", next(iter(ranks)), None))
     if n in (2, 3) and len(ranks) == 1:
-        (r, _), = ranks.items()
+        ((r, _),) = ranks.items()
         out.add(("pair" if n == 2 else "triple", r, None))
     if 4 <= n <= 10 and len(ranks) == 1:
-        (r, _), = ranks.items()
+        ((r, _),) = ranks.items()
         if r not in ("BJ", "RJ"):
             out.add(("bomb", r, None))
     if n == 4 and ranks == Counter({"BJ": 2, "RJ": 2}) and n_wild == 0:
@@ -402,7 +428,7 @@ def _classify(faces, n_wild, level):
                     suits = {f[0] for f in faces}
                     if len(suits) == 1:
                         out.add(("straight_flush", key, next(iter(suits))))
-                    if len(suits) > 1 or n_wild > 0:   # R-3.3
+                    if len(suits) > 1 or n_wild > 0:  # R-3.3
                         out.add((kind, key, None))
                 else:
                     out.add((kind, key, None))
@@ -432,20 +458,25 @@ def brute_force_plays(hand: str, level: str) -> set:
     out = set()
     nat_items = sorted(Counter(naturals).items())
     for counts in itertools.product(*[range(c + 1) for _, c in nat_items]):
-        sub = [f for (f, _), k in zip(nat_items, counts) for _ in range(k)]
+        sub = [f for (f, _), k in zip(nat_items, counts, strict=True) for _ in range(k)]
         nat_ranks = Counter(f if f in ("BJ", "RJ") else f[1:] for f in sub)
-        rank_tuple = tuple(sorted(nat_ranks.items(),
-                                  key=lambda rc: ("23456789TJQKA" + "XY").index(
-                                      {"BJ": "X", "RJ": "Y"}.get(rc[0], rc[0]))))
+        rank_tuple = tuple(
+            sorted(
+                nat_ranks.items(),
+                key=lambda rc: ("23456789TJQKA" + "XY").index(
+                    {"BJ": "X", "RJ": "Y"}.get(rc[0], rc[0])
+                ),
+            )
+        )
         for w in range(n_w + 1):
             size = len(sub) + w
             if size == 0:
                 continue
             decls = set()
             if size == 1 and w == 1:
-                decls.add(("single", level, None))          # R-2.3 plain level card
+                decls.add(("single", level, None))  # R-2.3 plain level card
             elif size == 2 and w == 2:
-                decls.add(("pair", level, None))            # R-2.3 plain level pair
+                decls.add(("pair", level, None))  # R-2.3 plain level pair
             else:
                 for assign in itertools.combinations_with_replacement(_wild_faces(sub), w):
                     decls |= _classify(sub + list(assign), w, level)
@@ -459,7 +490,7 @@ def _narrow_hands(seed, count):
     hands = []
     for i in range(count):
         level = RANKS[rng.randrange(13)]
-        lo = rng.randrange(-1, 10)                   # a 4-rank window, ace low allowed
+        lo = rng.randrange(-1, 10)  # a 4-rank window, ace low allowed
         window = [RANKS[j] for j in range(lo, lo + 4)]
         deck = [s + r for s in SUITS for r in window] * 2 + ["BJ", "RJ"] * 2
         deck = [c for c in deck if c != "H" + level]
@@ -473,7 +504,7 @@ def _narrow_hands(seed, count):
 @pytest.mark.parametrize("seed", range(8))
 def test_R3_reference_matches_brute_force_oracle(seed):
     """R-2.3, R-3, R-3.1..R-3.4: reference == brute force over physical cards."""
-    for hand, level in _narrow_hands(1000 + seed, 40):
+    for hand, level in _narrow_hands(1000 + seed, 30):
         ref = set(all_plays(hand, level))
         bf = brute_force_plays(hand, level)
         assert ref == bf, (hand, level, sorted(ref - bf, key=str), sorted(bf - ref, key=str))
@@ -481,9 +512,14 @@ def test_R3_reference_matches_brute_force_oracle(seed):
 
 def test_R3_reference_matches_brute_force_fixed_hands():
     cases = [
-        ("HT HJ HQ HK HA", "A"), ("S3 S4 S5 H5 S6 S7", "5"), ("SK CK DK H2 H2", "2"),
-        ("S3 D4 C4 S5 D5 H2", "2"), ("SA D2 C3 S4 H6 H6", "6"), ("S9 C9 D9 H9 H9 BJ BJ", "9"),
-        ("SA DA CA S2 H3 H3", "3"), ("SQ DQ SK DK H4 H4", "4"),
+        ("HT HJ HQ HK HA", "A"),
+        ("S3 S4 S5 H5 S6 S7", "5"),
+        ("SK CK DK H2 H2", "2"),
+        ("S3 D4 C4 S5 D5 H2", "2"),
+        ("SA D2 C3 S4 H6 H6", "6"),
+        ("S9 C9 D9 H9 H9 BJ BJ", "9"),
+        ("SA DA CA S2 H3 H3", "3"),
+        ("SQ DQ SK DK H4 H4", "4"),
     ]
     for hand, level in cases:
         ref = set(all_plays(hand, level))

@@ -1,0 +1,409 @@
+"""Guandan (掼蛋) as a PettingZoo AEC environment.
+
+=====================  =============================================================
+Import                 ``from guandan_env import env`` (wrapped), ``raw_env``
+Agents                 ``player_0`` … ``player_3`` (= seats 0–3; seats 0, 2 are team 0)
+Parallel API           no (turn-based)
+Action space           ``Discrete(NUM_ACTIONS)`` = 2,243 declared combinations, returns
+Observation space      ``Dict(observation=Box(0, 1, (OBS_DIM,), float32),
+                       action_mask=Box(0, 1, (NUM_ACTIONS,), int8))``
+Reward                 per deal: winning team's seats +3/+2/+1 (partner 2nd/3rd/last,
+                       R-6.3), the other team's seats the negative; zero-sum
+=====================  =============================================================
+
+Actions. One id per *declared combination* (``guandan_env.actions``): kind, compared key,
+natural cards per rank, ♥N wildcards used, suit for straight flushes; id 0 is pass; the
+last 54 ids return a face as tribute return (R-7.1). ``describe_action``/``declaration_text``
+say what an id means; ``action_mask`` marks the legal ones for the agent to act (all zero for
+the others). The engine picks suits (``guandan_env.choice``).
+
+Observation (relative to the observing seat; relative seat k = absolute (seat + k) % 4):
+
+{spec}
+
+Modes and config (``env(**config)``; unknown keys raise ``ValueError``):
+
+* ``mode="deal"`` (default): one deal per episode. ``random_levels=True`` draws both team
+  levels and the leveling team; ``random_tribute=True`` draws a previous finishing order so
+  tribute, returns and resistance occur.
+* ``mode="match"``: deals from 2 until a team passes A (R-6.6); ``max_deals`` caps it (a
+  capped match is a draw, reported as truncation); ``match_win_bonus`` is added to the
+  winning team's seats (and subtracted from the others) when the match is won.
+* ``illegal_action="raise"`` (default): an illegal action raises ``ValueError`` naming the
+  action, the seat and the rule; the state is unchanged. ``"penalize"``: PettingZoo's
+  convention — the offender gets ``illegal_penalty``, the episode terminates.
+* ``render_mode`` ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
+
+Scenarios: ``reset(seed=..., options=...)`` with any of ``hands`` (4 card strings; partial
+hands allowed), ``levels`` (team 0's and team 1's level, e.g. ``["5", "A"]``),
+``leveling_team``, ``previous_order`` (last deal's finishing order; tribute is applied),
+``leader``, ``a_failures`` (per team). Missing keys come from the seed; the same seed and
+actions give the same trajectory.
+
+Tribute is given automatically (R-7.1/7.6); each return is the receiving agent's decision
+(``return`` actions), then play starts with the leader of R-7.4.
+
+``infos[agent]`` holds ``last_play`` (text of the latest move at the table) for every agent;
+the agent to act also gets ``seat``, ``hand`` (text), ``level``, ``table`` (play to beat,
+text or None) and ``view`` (``SeatView``: what the seat may know, in structured form, used
+by the rule-based agents).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import actions as T
+from .api import declaration_text
+from .cards import RANK_TEXT, format_cards, format_hand, parse_hand, parse_rank
+from .engine import Game, team_of
+from .observation import OBS_DIM, encode, spec_table
+
+__doc__ = __doc__.replace("{spec}", spec_table())
+
+AGENTS = [f"player_{i}" for i in range(4)]
+DEFAULT_CONFIG = dict(
+    mode="deal",
+    max_deals=None,
+    random_levels=False,
+    random_tribute=False,
+    match_win_bonus=0.0,
+    illegal_action="raise",
+    illegal_penalty=-3.0,
+    render_mode=None,
+)
+SCENARIO_KEYS = ("hands", "levels", "leveling_team", "previous_order", "leader", "a_failures")
+
+
+def check_config(config: dict) -> dict:
+    """Merge ``config`` over the defaults; unknown keys or bad values raise ``ValueError``."""
+    unknown = sorted(set(config) - set(DEFAULT_CONFIG))
+    if unknown:
+        raise ValueError(
+            f"unknown env config key(s) {unknown}; valid keys: {sorted(DEFAULT_CONFIG)}"
+        )
+    cfg = {**DEFAULT_CONFIG, **config}
+    if cfg["mode"] not in ("deal", "match"):
+        raise ValueError(f"mode must be 'deal' or 'match', got {cfg['mode']!r}")
+    if cfg["illegal_action"] not in ("raise", "penalize"):
+        raise ValueError(
+            f"illegal_action must be 'raise' or 'penalize', got {cfg['illegal_action']!r}"
+        )
+    if cfg["render_mode"] not in (None, "ansi", "human"):
+        raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {cfg['render_mode']!r}")
+    if cfg["max_deals"] is not None and int(cfg["max_deals"]) < 1:
+        raise ValueError(f"max_deals must be >= 1 or None, got {cfg['max_deals']} (R-6.8)")
+    return cfg
+
+
+@dataclass(eq=False)
+class SeatView:
+    """What one seat may know (R-8), in structured form for rule-based agents."""
+
+    seat: int
+    level: int
+    hand: np.ndarray  # uint8[54] face counts (a copy)
+    phase: str  # "play" or "return"
+    table_action: int  # play to beat, -1 when leading
+    table_seat: int  # absolute seat that made it, -1 when leading
+    cards_left: list[int]  # per absolute seat
+    finish_order: list[int]
+    levels: list[int]
+    leveling_team: int | None
+    history: list[tuple[int, int]]  # (seat, action) this deal, passes included
+    tribute_faces: dict[int, int]  # giver seat -> face given (public)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SeatView):
+            return NotImplemented
+        a, b = vars(self), vars(other)
+        return a.keys() == b.keys() and all(
+            np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k] for k in a
+        )
+
+    @property
+    def partner(self) -> int:
+        return (self.seat + 2) % 4
+
+    @property
+    def opponents(self) -> tuple[int, int]:
+        return ((self.seat + 1) % 4, (self.seat + 3) % 4)
+
+
+def seat_view(game: Game, seat: int) -> SeatView:
+    following = game.phase == "play" and game.last_action >= 0
+    return SeatView(
+        seat=seat,
+        level=game.level,
+        hand=game.hands[seat].copy(),
+        phase=game.phase,
+        table_action=game.last_action if following else -1,
+        table_seat=game.last_seat if following else -1,
+        cards_left=[int(c) for c in game.hands.sum(1)],
+        finish_order=list(game.finish_order),
+        levels=list(game.levels),
+        leveling_team=game.leveling_team,
+        history=[(s, a) for s, a, _ in game.history],
+        tribute_faces={t.giver: t.face for t in game.tributes},
+    )
+
+
+def move_text(seat: int, action: int, faces, level: int) -> str:
+    if action == T.PASS_ACTION:
+        return f"seat {seat}: pass"
+    return f"seat {seat}: {declaration_text(action, level)} [{format_cards(faces)}]"
+
+
+def build_game(seed: int, cfg: dict, options: dict | None) -> Game:
+    """A ``Game`` with the first deal started from the config and scenario ``options``."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(SCENARIO_KEYS))
+    if unknown:
+        # a warning, not an error: PettingZoo's api_test passes arbitrary reset options
+        warnings.warn(
+            f"ignoring unknown reset option(s) {unknown}; valid: {list(SCENARIO_KEYS)}",
+            stacklevel=3,
+        )
+    g = Game.new(seed=seed, max_deals=cfg["max_deals"] if cfg["mode"] == "match" else None)
+    rng = g.rng
+    if "levels" in options:
+        lv = list(options["levels"])
+        if len(lv) != 2:
+            raise ValueError(f"levels must give team 0's and team 1's level, got {lv}")
+        g.levels = [parse_rank(x) for x in lv]
+    elif cfg["random_levels"]:
+        g.levels = [int(x) for x in rng.integers(0, 13, size=2)]
+    if "leveling_team" in options:
+        lt = options["leveling_team"]
+        if lt not in (0, 1, None):
+            raise ValueError(f"leveling_team must be 0, 1 or None, got {lt!r} (R-2.1)")
+        g.leveling_team = lt
+    elif "levels" in options or cfg["random_levels"] or "previous_order" in options:
+        g.leveling_team = int(rng.integers(2))
+    if "a_failures" in options:
+        af = [int(x) for x in options["a_failures"]]
+        if len(af) != 2 or min(af) < 0 or max(af) > 2:
+            raise ValueError(f"a_failures must be two counts in 0..2, got {af} (R-6.7)")
+        g.a_failures = af
+    hands = None
+    if "hands" in options:
+        hs = list(options["hands"])
+        if len(hs) != 4:
+            raise ValueError(f"hands must give 4 card strings, got {len(hs)}")
+        hands = np.stack([parse_hand(h) for h in hs])
+    previous = options.get("previous_order")
+    if previous is None and cfg["random_tribute"] and "previous_order" not in options:
+        previous = [int(s) for s in rng.permutation(4)]
+        if g.leveling_team is None:
+            g.leveling_team = team_of(previous[0])
+    if previous is not None and g.leveling_team is None:
+        g.leveling_team = team_of(int(list(previous)[0]))
+    g.start_deal(hands=hands, previous_order=previous, leader=options.get("leader"))
+    return g
+
+
+class raw_env(AECEnv):
+    metadata = {"render_modes": ["ansi", "human"], "name": "guandan_v0", "is_parallelizable": False}
+
+    def __init__(self, **config) -> None:
+        super().__init__()
+        self.config = check_config(config)
+        self.render_mode = self.config["render_mode"]
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (OBS_DIM,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (T.NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: spaces.Discrete(T.NUM_ACTIONS) for a in AGENTS}
+        self._episode_rng = np.random.default_rng()
+        self.game: Game | None = None
+        self._mask: np.ndarray | None = None
+        self.log: list[str] = []
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset / observe
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._episode_rng = np.random.default_rng(seed)
+        game_seed = int(self._episode_rng.integers(2**63))
+        self.game = build_game(game_seed, self.config, options)
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {a: {"last_play": None} for a in AGENTS}
+        self.log = [self._deal_header()]
+        self._select()
+
+    def _select(self) -> None:
+        g = self.game
+        self.agent_selection = AGENTS[g.to_act]
+        self._mask = g.legal_mask()
+        info = self.infos[self.agent_selection]
+        info.update(
+            seat=g.to_act,
+            hand=format_hand(g.hands[g.to_act], g.level),
+            level=RANK_TEXT[g.level],
+            table=(
+                declaration_text(g.last_action, g.level)
+                if g.phase == "play" and g.last_action >= 0
+                else None
+            ),
+            view=seat_view(g, g.to_act),
+        )
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = AGENTS.index(agent)
+        obs = encode(self.game.obs_inputs(seat))[0]
+        mask = np.zeros(T.NUM_ACTIONS, dtype=np.int8)
+        if agent == self.agent_selection and not self.terminations[agent]:
+            mask[self._mask] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    def action_mask(self) -> np.ndarray:
+        """``bool[NUM_ACTIONS]`` of the agent to act (a copy)."""
+        return self._mask.copy()
+
+    # ------------------------------------------------------------------ step
+    def step(self, action) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        g = self.game
+        seat = g.to_act
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        a = -1 if action is None else int(action)
+        if not (0 <= a < T.NUM_ACTIONS and self._mask[a]):
+            if self.config["illegal_action"] == "raise":
+                if not 0 <= a < T.NUM_ACTIONS:
+                    raise ValueError(
+                        f"illegal action {action!r} by {agent} (seat {seat}): ids are "
+                        f"0..{T.NUM_ACTIONS - 1}"
+                    )
+                raise ValueError(g.explain_illegal(a))
+            self.rewards[agent] = float(self.config["illegal_penalty"])
+            self.terminations = dict.fromkeys(self.agents, True)
+            for ag in self.agents:
+                self.infos[ag]["illegal_action"] = agent
+            self._accumulate_rewards()
+            return
+        was_return = g.phase == "return"
+        faces = g.step(a, self._mask)
+        text = (
+            f"seat {seat}: returns {format_cards(faces)}"
+            if was_return
+            else move_text(seat, a, faces, g.level)
+        )
+        self.log.append(text)
+        for ag in self.agents:
+            self.infos[ag] = {"last_play": text}
+        if g.deal_over:
+            self._end_of_deal()
+        else:
+            self._select()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            print(text)
+
+    def _end_of_deal(self) -> None:
+        g = self.game
+        res = g.result
+        r = res.rewards()
+        if res.match_winner is not None:
+            bonus = float(self.config["match_win_bonus"])
+            r = r + np.where(np.arange(4) % 2 == res.match_winner, bonus, -bonus)
+        for i, ag in enumerate(AGENTS):
+            self.rewards[ag] = float(r[i])
+            self.infos[ag]["deal_result"] = {
+                "order": res.order,
+                "winner_team": res.winner_team,
+                "gain": res.gain,
+                "double_down": res.double_down,
+                "levels": list(g.levels),
+                "match_winner": res.match_winner,
+            }
+        self.log.append(
+            f"deal over: order {res.order}, team {res.winner_team} +{res.gain}; levels "
+            f"{RANK_TEXT[g.levels[0]]}/{RANK_TEXT[g.levels[1]]}"
+        )
+        if self.config["mode"] == "deal":
+            self.terminations = dict.fromkeys(AGENTS, True)
+        elif g.match_over:
+            if g.match_winner is None:
+                self.truncations = dict.fromkeys(AGENTS, True)  # capped: a draw (R-6.8)
+            else:
+                self.terminations = dict.fromkeys(AGENTS, True)
+        else:
+            g.next_deal()
+            self.log.append(self._deal_header())
+            self._select()
+
+    # ------------------------------------------------------------------ render
+    def _deal_header(self) -> str:
+        g = self.game
+        lines = [g.describe()]
+        for t in g.tributes:
+            lines.append(
+                f"tribute: seat {t.giver} gives {format_cards([t.face])} to seat {t.receiver}"
+            )
+        if g.resisted:
+            lines.append(f"tribute resisted (R-7.3): big jokers shown by seats {g.resist_jokers}")
+        return "\n".join(lines)
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = self.render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def render_text(self) -> str:
+        g = self.game
+        lt = "-" if g.leveling_team is None else f"team {g.leveling_team}"
+        out = [
+            f"Deal {g.deal_number} at level {RANK_TEXT[g.level]} (leveling {lt}); "
+            f"team levels {RANK_TEXT[g.levels[0]]} / {RANK_TEXT[g.levels[1]]}; "
+            f"A-failures {g.a_failures[0]}/{g.a_failures[1]}; phase {g.phase}"
+        ]
+        for s in range(4):
+            mark = ">" if (not g.deal_over and s == g.to_act) else " "
+            n = int(g.hands[s].sum())
+            place = f" (finished {g.finish_order.index(s) + 1})" if s in g.finish_order else ""
+            hand = format_hand(g.hands[s], g.level, mark_wild=True)
+            out.append(f"{mark} seat {s} [team {s % 2}] {n:2d} cards{place}: {hand}")
+        if g.phase == "play" and g.last_action >= 0:
+            out.append(f"table: seat {g.last_seat} {declaration_text(g.last_action, g.level)}")
+        out.append("recent:")
+        out += ["  " + line for line in self.log[-8:]]
+        return "\n".join(out)
+
+    def close(self) -> None:
+        pass
+
+
+def env(**config) -> AECEnv:
+    """The wrapped environment (PettingZoo's order enforcing and bounds checks)."""
+    e = raw_env(**config)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e

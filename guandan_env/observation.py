@@ -1,0 +1,178 @@
+"""The one observation encoder, used by the AEC env and the batched engine.
+
+Everything a seat may know (RULES.md R-8), relative to the observing seat: relative seat
+``k`` is absolute seat ``(seat + k) % 4`` — 0 self, 1 the next seat (opponent), 2 the
+partner, 3 the previous seat (opponent). Card sets are 108-wide: for each of the 54 faces
+(``cards.py`` order) two bits, "holds ≥ 1 copy" and "holds 2 copies".
+
+The encoder works on a batch of ``B`` tables (``ObsInputs`` arrays with a leading batch
+axis); a single table is ``B = 1``. ``OBS_SLICES`` names every slice; ``OBS_DIM`` is the
+total. The table in ``spec_table()`` is what the env docstring shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import actions as T
+from .cards import NUM_FACES
+from .movegen import strength_arrays
+
+CARD_BITS = 2 * NUM_FACES  # 108
+MAX_CARDS = 27
+NUM_KEYS = 16  # level-order values 0..15 (sequences: natural highest rank)
+
+OBS_FIELDS: list[tuple[str, int, str]] = [
+    # card sets (108 bits each), contiguous so one comparison writes them all
+    ("hand", CARD_BITS, "own hand over the 108 physical cards"),
+    ("played", 4 * CARD_BITS, "cards played so far this deal by relative seats 0..3"),
+    ("unseen", CARD_BITS, "cards neither in own hand nor played (held by the others)"),
+    ("table_cards", CARD_BITS, "cards of the play to beat (all 0 when leading)"),
+    ("recent_cards", 3 * CARD_BITS, "cards of relative seats 1..3's latest play this deal"),
+    # one-hot categorical facts
+    ("cards_left", 4 * (MAX_CARDS + 1), "one-hot cards left (0..27) per relative seat"),
+    ("table_kind", len(T.KIND_NAMES), "kind of the play to beat; index 0 (pass) = leading"),
+    ("table_value", NUM_KEYS + 1, "comparison value of the play to beat (level order); 16 = none"),
+    ("table_seat", 5, "relative seat that made the play to beat; index 4 = leading"),
+    ("recent_moves", 3 * 3, "for relative seats 1..3: no move yet / passed / played, this trick"),
+    ("deal_level", 13, "one-hot rank of the deal's level (2..A)"),
+    ("team_levels", 2 * 13, "own team's level, then the other team's (one-hot)"),
+    ("leveling_team", 3, "leveling team: own / other / none (a match's first deal)"),
+    ("a_failures", 2 * 3, "A-failures (0..2) of own team, then the other (one-hot)"),
+    ("finish_place", 4 * 5, "per relative seat: still playing / 1st / 2nd / 3rd / 4th"),
+    ("phase", 3, "this decision: lead / follow / tribute return"),
+    # tribute (R-7, R-8.2)
+    ("tribute_given", 4 * NUM_FACES, "face each relative seat gave as tribute (public, R-8.2)"),
+    ("tribute_received", 4, "relative seats that received a tribute"),
+    ("return_given", NUM_FACES, "face this seat returned (seen by the two seats, R-8.2)"),
+    ("return_received", NUM_FACES, "face returned to this seat"),
+    ("returns_made", 4, "relative seats that have returned a card (public)"),
+    ("resisted", 1, "tribute resisted this deal (R-7.3)"),
+    # scalar
+    ("table_bomb_power", 1, "bomb power of the play to beat / 160 (0 if not a bomb)"),
+]
+OBS_SLICES: dict[str, slice] = {}
+_o = 0
+for _name, _size, _ in OBS_FIELDS:
+    OBS_SLICES[_name] = slice(_o, _o + _size)
+    _o += _size
+OBS_DIM: int = _o
+del _o
+
+
+def spec_table() -> str:
+    """The observation layout as a reStructuredText-style table."""
+    lines = ["=====================  ===========  ============================================"]
+    lines.append("slice                  indices      meaning")
+    lines.append(lines[0])
+    for name, _, desc in OBS_FIELDS:
+        s = OBS_SLICES[name]
+        lines.append(f"{name:<22} {f'{s.start}:{s.stop}':<12} {desc}")
+    lines.append(lines[0])
+    return "\n".join(lines)
+
+
+@dataclass
+class ObsInputs:
+    """Batched state an observation is made from (all arrays have leading axis ``B``).
+
+    Seats are absolute here; the encoder rotates to the observer. ``-1`` marks "none".
+    """
+
+    seat: np.ndarray  # (B,) observer
+    hands: np.ndarray  # (B, 4, 54) uint8
+    played: np.ndarray  # (B, 4, 54) uint8
+    level: np.ndarray  # (B,) deal level rank index
+    levels: np.ndarray  # (B, 2) team levels
+    leveling_team: np.ndarray  # (B,) 0/1/-1
+    a_failures: np.ndarray  # (B, 2)
+    table_action: np.ndarray  # (B,) action id to beat, -1 when leading
+    table_seat: np.ndarray  # (B,)
+    table_cards: np.ndarray  # (B, 54) cards of the play to beat
+    move_in_trick: np.ndarray  # (B, 4) 0 none / 1 passed / 2 played, current trick
+    last_cards: np.ndarray  # (B, 4, 54) latest play's cards per seat (this deal)
+    finish_place: np.ndarray  # (B, 4) 0 playing, 1..4 place
+    tribute_face: np.ndarray  # (B, 4) face given by seat, -1
+    tribute_received: np.ndarray  # (B, 4) bool
+    return_face: np.ndarray  # (B, 4) face returned by seat, -1
+    return_to: np.ndarray  # (B, 4) seat the return went to, -1
+    resisted: np.ndarray  # (B,) bool
+    returning: np.ndarray  # (B,) bool: this decision is a tribute return
+
+
+_VALUE = np.stack([strength_arrays(lv)[0] for lv in range(13)]).astype(np.int64)  # (13, A)
+_POWER = np.stack([strength_arrays(lv)[1] for lv in range(13)])
+_KIND = T.KIND.astype(np.int64)
+_ONE_TWO = np.array([1, 2], dtype=np.uint8)
+_CARD_SETS = 10  # hand, played x4, unseen, table, recent x3
+_CARDS_END = OBS_SLICES["recent_cards"].stop
+_AR4 = np.arange(4)
+_AR2 = np.arange(2)
+_S = OBS_SLICES
+# fixed offsets of the one-hot groups, relative seats expanded
+_CL_OFF = _S["cards_left"].start + (MAX_CARDS + 1) * _AR4
+_RM_OFF = _S["recent_moves"].start + 3 * np.arange(3)
+_FP_OFF = _S["finish_place"].start + 5 * _AR4
+_TG_OFF = _S["tribute_given"].start + NUM_FACES * _AR4
+_TRASH = -1  # index used for "nothing to mark": an always-zero column dropped at the end
+
+
+def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
+    """Observations ``float32 (B, OBS_DIM)``; see ``OBS_FIELDS``."""
+    b = x.seat.shape[0]
+    rows = np.arange(b)[:, None]
+    rel = (x.seat[:, None] + _AR4) % 4  # (B, 4) absolute seat of relative k
+    buf = np.zeros((b, OBS_DIM + 1), dtype=bool)  # last column: trash
+    following = x.table_action >= 0
+    hands = x.hands[rows, rel]  # (B, 4, 54)
+    played = x.played[rows, rel]
+    counts = np.empty((b, _CARD_SETS, NUM_FACES), dtype=np.uint8)
+    counts[:, 0] = hands[:, 0]
+    counts[:, 1:5] = played
+    counts[:, 5] = 2 - hands[:, 0] - played.sum(1, dtype=np.uint8)
+    counts[:, 6] = x.table_cards * following[:, None]
+    counts[:, 7:10] = x.last_cards[rows, rel[:, 1:]]
+    np.greater_equal(
+        counts[..., None], _ONE_TWO, out=buf[:, :_CARDS_END].reshape(b, _CARD_SETS, NUM_FACES, 2)
+    )
+    ta = np.where(following, x.table_action, 0)
+    team = x.seat % 2
+    hot = np.empty((b, 28), dtype=np.int64)
+    hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.int64)
+    hot[:, 4] = _S["table_kind"].start + _KIND[ta]
+    hot[:, 5] = _S["table_value"].start + np.where(following, _VALUE[x.level, ta], NUM_KEYS)
+    hot[:, 6] = _S["table_seat"].start + np.where(following, (x.table_seat - x.seat) % 4, 4)
+    hot[:, 7:10] = _RM_OFF + x.move_in_trick[rows, rel[:, 1:]]
+    hot[:, 10] = _S["deal_level"].start + x.level
+    own_other = team[:, None] ^ _AR2  # (B, 2): own team, other team
+    lv = x.levels[rows, own_other]
+    hot[:, 11:13] = _S["team_levels"].start + 13 * np.arange(2) + lv
+    hot[:, 13] = _S["leveling_team"].start + np.where(
+        x.leveling_team < 0, 2, x.leveling_team != team
+    )
+    af = np.minimum(x.a_failures[rows, own_other], 2)
+    hot[:, 14:16] = _S["a_failures"].start + 3 * np.arange(2) + af
+    hot[:, 16:20] = _FP_OFF + x.finish_place[rows, rel]
+    hot[:, 20] = _S["phase"].start + np.where(x.returning, 2, following)
+    tf = x.tribute_face[rows, rel]
+    hot[:, 21:25] = np.where(tf >= 0, _TG_OFF + tf, _TRASH)
+    own_ret = x.return_face[rows[:, 0], x.seat]
+    hot[:, 25] = np.where(own_ret >= 0, _S["return_given"].start + own_ret, _TRASH)
+    to_me = (x.return_to == x.seat[:, None]) & (x.return_face >= 0)
+    # at most one return reaches a seat (it received at most one tribute)
+    hot[:, 26] = np.where(
+        to_me.any(1),
+        _S["return_received"].start + (x.return_face * to_me).sum(1),
+        _TRASH,
+    )
+    hot[:, 27] = np.where(x.resisted, _S["resisted"].start, _TRASH)
+    buf[rows, hot] = True
+    buf[:, _S["tribute_received"]] = x.tribute_received[rows, rel]
+    buf[:, _S["returns_made"]] = (x.return_face >= 0)[rows, rel]
+    if out is None:
+        out = np.empty((b, OBS_DIM), dtype=np.float32)
+    out[:] = buf[:, :OBS_DIM]
+    out[:, _S["table_bomb_power"].start] = np.where(following, _POWER[x.level, ta], 0) / 160.0
+    return out
