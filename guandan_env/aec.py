@@ -44,9 +44,10 @@ Tribute is given automatically (R-7.1/7.6); each return is the receiving agent's
 (``return`` actions), then play starts with the leader of R-7.4.
 
 ``infos[agent]`` holds ``last_play`` (text of the latest move at the table) for every agent;
-the agent to act also gets ``seat``, ``hand`` (text), ``level``, ``table`` (play to beat,
-text or None) and ``view`` (``SeatView``: what the seat may know, in structured form, used
-by the rule-based agents).
+the agent to act also gets ``seat``, ``level`` (text), ``table`` (play to beat, text or
+None) and ``view`` (``SeatView``: what the seat may know, in
+structured form, used by the rule-based agents; ``view.hand_text()`` and ``view.table_text()``
+give readable text).
 """
 
 from __future__ import annotations
@@ -118,6 +119,14 @@ class SeatView:
     leveling_team: int | None
     history: list[tuple[int, int]]  # (seat, action) this deal, passes included
     tribute_faces: dict[int, int]  # giver seat -> face given (public)
+
+    def hand_text(self, mark_wild: bool = True) -> str:
+        """The hand sorted in level order, ♥ wildcards marked ``*``."""
+        return format_hand(self.hand, self.level, mark_wild=mark_wild)
+
+    def table_text(self) -> str | None:
+        """Declaration of the play to beat, None when leading."""
+        return None if self.table_action < 0 else declaration_text(self.table_action, self.level)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SeatView):
@@ -258,7 +267,6 @@ class raw_env(AECEnv):
         info = self.infos[self.agent_selection]
         info.update(
             seat=g.to_act,
-            hand=format_hand(g.hands[g.to_act], g.level),
             level=RANK_TEXT[g.level],
             table=(
                 declaration_text(g.last_action, g.level)

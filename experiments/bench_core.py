@@ -1,0 +1,151 @@
+"""Benchmark the rules core: legal masks (lead, follow, batched), bare engine and AEC env play.
+
+    python -m experiments.bench_core [--repeats 15] [--out results/bench_core.json]
+
+Every figure is the median over ``--repeats`` timed samples (each sample times many calls
+and divides), printed as a table and written as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+
+from guandan_env import movegen
+from guandan_env.cards import HAND_SIZE, NUM_FACES, full_deck
+from guandan_env.engine import Game
+
+
+def random_hands(rng: np.random.Generator, n: int) -> np.ndarray:
+    out = np.zeros((n, NUM_FACES), dtype=np.uint8)
+    deck = full_deck()
+    for i in range(n):
+        np.add.at(out[i], rng.permutation(deck)[:HAND_SIZE], 1)
+    return out
+
+
+def _median_per_call(fn, calls: int, repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn(calls)
+        samples.append((time.perf_counter() - t) / calls)
+    return median(samples)
+
+
+def bench_masks(repeats: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    hands = random_hands(rng, 512)
+    levels = rng.integers(0, 13, size=512)
+    for lv in range(13):  # build per-level tables outside the timing
+        movegen._follow_index(lv)
+        movegen.beats_rows_packed(lv)
+    lasts = []
+    for i in range(512):  # a legal lead of another fresh hand, at the same level
+        lead = np.flatnonzero(movegen.lead_mask(hands[(i + 1) % 512], int(levels[i])))
+        lasts.append(int(lead[rng.integers(lead.size)]))
+
+    def lead(n):
+        for i in range(n):
+            movegen.lead_mask(hands[i % 512], int(levels[i % 512]))
+
+    def follow(n):
+        for i in range(n):
+            movegen.follow_mask(hands[i % 512], int(levels[i % 512]), lasts[i % 512])
+
+    big = random_hands(rng, 1024)
+    big_levels = rng.integers(0, 13, size=1024)
+    big_lasts = np.full(1024, -1)
+
+    def batch(n):
+        for _ in range(n):
+            movegen.batch_play_mask(big, big_levels, big_lasts)
+
+    return {
+        "lead_mask_us": _median_per_call(lead, 500, repeats) * 1e6,
+        "follow_mask_us": _median_per_call(follow, 500, repeats) * 1e6,
+        "batch1024_lead_mask_us_per_hand": _median_per_call(batch, 3, repeats) * 1e6 / 1024,
+    }
+
+
+def bench_engine(repeats: int, decisions: int = 20000, seed: int = 0) -> dict:
+    """Random legal play on the bare ``Game`` (mask + card choice + state update)."""
+    rates = []
+    for r in range(repeats):
+        rng = np.random.default_rng(seed + r)
+        g = Game.new(seed=seed + r)
+        g.start_deal()
+        t = time.perf_counter()
+        for _ in range(decisions):
+            m = g.legal_mask()
+            legal = np.flatnonzero(m)
+            g.step(int(legal[rng.integers(legal.size)]), m)
+            if g.deal_over:
+                if g.match_over:
+                    g = Game.new(seed=int(rng.integers(1 << 31)))
+                    g.start_deal()
+                else:
+                    g.next_deal()
+        rates.append(decisions / (time.perf_counter() - t))
+    return {"engine_decisions_per_s": median(rates)}
+
+
+def bench_aec(repeats: int, steps: int = 5000, seed: int = 0) -> dict:
+    """Random legal play through ``guandan_env.env()``: wrappers, observation, mask included."""
+    import guandan_env
+
+    rates = []
+    for r in range(repeats):
+        rng = np.random.default_rng(seed + r)
+        env = guandan_env.env(mode="match")
+        env.reset(seed=seed + r)
+        n = 0
+        t = time.perf_counter()
+        while n < steps:
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                env.reset()
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+            n += 1
+        rates.append(steps / (time.perf_counter() - t))
+    return {"aec_env_steps_per_s": median(rates)}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--repeats", type=int, default=15)
+    p.add_argument("--out", default="results/bench_core.json")
+    args = p.parse_args(argv)
+    res = {}
+    res.update(bench_masks(args.repeats))
+    res.update(bench_engine(max(3, args.repeats // 3)))
+    res.update(bench_aec(max(3, args.repeats // 3)))
+    res["machine"] = {"python": platform.python_version(), "cpu_count": _cpus()}
+    res["numpy"] = np.__version__
+    width = max(len(k) for k in res)
+    for k, v in res.items():
+        if isinstance(v, float):
+            print(f"{k:<{width}}  {v:>12,.1f}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=2))
+    print(f"wrote {out}")
+    return res
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    main()
