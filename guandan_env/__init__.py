@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .actions import KIND_NAMES, NUM_ACTIONS
 from .api import cards_for_action, declaration_text, describe_action, legal_actions
+from .features import ACTION_FEATURE_DIM, action_features
 
 __all__ = [
     "NUM_ACTIONS",
@@ -16,6 +17,8 @@ __all__ = [
     "describe_action",
     "cards_for_action",
     "declaration_text",
+    "action_features",
+    "ACTION_FEATURE_DIM",
     "env",
     "raw_env",
 ]

@@ -239,3 +239,17 @@ def test_single_agent_wrapper_plays_full_episodes():
         assert total == env.aec.game.result.rewards()[1]
     with pytest.raises(ValueError, match="episode is over"):
         env.step(0)
+
+
+def test_action_features_describe_the_table():
+    from guandan_env import actions as T
+    from guandan_env.features import FEATURE_SLICES, action_features
+
+    f = action_features(5)
+    assert f.shape[0] == NUM_ACTIONS
+    assert np.array_equal(f[:, FEATURE_SLICES["kind"]].argmax(1), T.KIND)
+    assert np.allclose(f[:, FEATURE_SLICES["natural_cards"]] * 8, T.NAT)
+    bombs = f[:, FEATURE_SLICES["bomb_power"]][:, 0] > 0
+    assert np.array_equal(bombs, T.IS_BOMB)
+    with pytest.raises(ValueError, match="level must be"):
+        action_features(13)
