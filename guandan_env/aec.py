@@ -119,6 +119,7 @@ class SeatView:
     leveling_team: int | None
     history: list[tuple[int, int]]  # (seat, action) this deal, passes included
     tribute_faces: dict[int, int]  # giver seat -> face given (public)
+    resist_jokers: list[int]  # seats that showed big jokers to resist, one entry per joker
 
     def hand_text(self, mark_wild: bool = True) -> str:
         """The hand sorted in level order, ♥ wildcards marked ``*``."""
@@ -160,6 +161,7 @@ def seat_view(game: Game, seat: int) -> SeatView:
         leveling_team=game.leveling_team,
         history=[(s, a) for s, a, _ in game.history],
         tribute_faces={t.giver: t.face for t in game.tributes},
+        resist_jokers=list(game.resist_jokers),
     )
 
 
@@ -193,7 +195,10 @@ def build_game(seed: int, cfg: dict, options: dict | None) -> Game:
         if lt not in (0, 1, None):
             raise ValueError(f"leveling_team must be 0, 1 or None, got {lt!r} (R-2.1)")
         g.leveling_team = lt
-    elif "levels" in options or cfg["random_levels"] or "previous_order" in options:
+    elif "previous_order" in options and options["previous_order"] is not None:
+        # the last deal's first place made its team the leveling team (R-6.4, R-2.1)
+        g.leveling_team = team_of(int(list(options["previous_order"])[0]))
+    elif "levels" in options or cfg["random_levels"]:
         g.leveling_team = int(rng.integers(2))
     if "a_failures" in options:
         af = [int(x) for x in options["a_failures"]]
@@ -209,10 +214,8 @@ def build_game(seed: int, cfg: dict, options: dict | None) -> Game:
     previous = options.get("previous_order")
     if previous is None and cfg["random_tribute"] and "previous_order" not in options:
         previous = [int(s) for s in rng.permutation(4)]
-        if g.leveling_team is None:
-            g.leveling_team = team_of(previous[0])
-    if previous is not None and g.leveling_team is None:
-        g.leveling_team = team_of(int(list(previous)[0]))
+        if "leveling_team" not in options:
+            g.leveling_team = team_of(previous[0])  # R-6.4
     g.start_deal(hands=hands, previous_order=previous, leader=options.get("leader"))
     return g
 
@@ -313,16 +316,21 @@ class raw_env(AECEnv):
                 self.infos[ag]["illegal_action"] = agent
             self._accumulate_rewards()
             return
-        was_return = g.phase == "return"
+        returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == "return" else None
         faces = g.step(a, self._mask)
-        text = (
-            f"seat {seat}: returns {format_cards(faces)}"
-            if was_return
-            else move_text(seat, a, faces, g.level)
-        )
+        if returning_to is None:
+            text = move_text(seat, a, faces, g.level)
+            public = {ag: text for ag in self.agents}
+        else:  # the card is seen only by the two seats that exchange it (R-8.2)
+            text = f"seat {seat}: returns {format_cards(faces)} to seat {returning_to}"
+            hidden = f"seat {seat}: returns a card to seat {returning_to}"
+            public = {
+                ag: text if AGENTS.index(ag) in (seat, returning_to) else hidden
+                for ag in self.agents
+            }
         self.log.append(text)
         for ag in self.agents:
-            self.infos[ag] = {"last_play": text}
+            self.infos[ag] = {"last_play": public[ag]}
         if g.deal_over:
             self._end_of_deal()
         else:
@@ -410,8 +418,7 @@ class raw_env(AECEnv):
 
 
 def env(**config) -> AECEnv:
-    """The wrapped environment (PettingZoo's order enforcing and bounds checks)."""
-    e = raw_env(**config)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
+    """The wrapped environment (PettingZoo's order enforcing wrapper)."""
+    e = raw_env(**config)  # raw_env checks action bounds itself, with a ValueError
     e = wrappers.OrderEnforcingWrapper(e)
     return e

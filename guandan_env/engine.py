@@ -1,4 +1,4 @@
-"""The Guandan engine: deal, tribute, tricks, end of deal, levels and match (RULES.md R-1, R-5..R-7).
+"""The Guandan engine: deal, tribute, tricks, deal end, levels, match (RULES.md R-1, R-5..R-7).
 
 ``Game`` is plain state (numpy arrays and Python scalars) plus the rules functions that move
 it: copyable with ``copy.deepcopy``, picklable, and read directly by the observation encoder.
@@ -260,7 +260,9 @@ class Game:
         a = int(action)
         seat = self.to_act
         if not 0 <= a < T.NUM_ACTIONS:
-            raise ValueError(f"action {action} out of range 0..{T.NUM_ACTIONS - 1}")
+            raise ValueError(
+                f"illegal action {action} by seat {seat}: ids are 0..{T.NUM_ACTIONS - 1}"
+            )
         if mask is None:
             mask = self.legal_mask()
         if not mask[a]:
@@ -399,6 +401,8 @@ class Game:
         if self.result is not None:
             for i, s in enumerate(self.result.order):
                 place[s] = i + 1
+            if self.result.double_down:  # both losers count last (R-6.2)
+                place[self.result.order[2]] = place[self.result.order[3]] = 4
         else:
             for i, s in enumerate(self.finish_order):
                 place[s] = i + 1
@@ -428,6 +432,7 @@ class Game:
             return_face=np.array([tret]),
             return_to=np.array([tto]),
             resisted=np.array([self.resisted]),
+            resist_jokers=np.array([[self.resist_jokers.count(s) for s in range(4)]]),
             returning=np.array([self.phase == "return"]),
         )
 

@@ -50,6 +50,7 @@ OBS_FIELDS: list[tuple[str, int, str]] = [
     ("return_received", NUM_FACES, "face returned to this seat"),
     ("returns_made", 4, "relative seats that have returned a card (public)"),
     ("resisted", 1, "tribute resisted this deal (R-7.3)"),
+    ("resist_jokers", 4 * 2, "big jokers shown to resist, per relative seat (>= 1, 2; R-8.2)"),
     # scalar
     ("table_bomb_power", 1, "bomb power of the play to beat / 160 (0 if not a bomb)"),
 ]
@@ -100,12 +101,12 @@ class ObsInputs:
     return_to: np.ndarray  # (B, 4) seat the return went to, -1
     resisted: np.ndarray  # (B,) bool
     returning: np.ndarray  # (B,) bool: this decision is a tribute return
+    resist_jokers: np.ndarray | None = None  # (B, 4) big jokers shown to resist
 
 
 _VALUE = np.stack([strength_arrays(lv)[0] for lv in range(13)]).astype(np.int64)  # (13, A)
 _POWER = np.stack([strength_arrays(lv)[1] for lv in range(13)])
 _KIND = T.KIND.astype(np.int64)
-_ONE_TWO = np.array([1, 2], dtype=np.uint8)
 _CARD_SETS = 10  # hand, played x4, unseen, table, recent x3
 _CARDS_END = OBS_SLICES["recent_cards"].stop
 _AR4 = np.arange(4)
@@ -124,23 +125,29 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
     b = x.seat.shape[0]
     rows = np.arange(b)[:, None]
     rel = (x.seat[:, None] + _AR4) % 4  # (B, 4) absolute seat of relative k
-    buf = np.zeros((b, OBS_DIM + 1), dtype=bool)  # last column: trash
+    buf = np.zeros((b, OBS_DIM + 2), dtype=bool)  # last column: trash; even width (uint16 view)
     following = x.table_action >= 0
     hands = x.hands[rows, rel]  # (B, 4, 54)
     played = x.played[rows, rel]
     counts = np.empty((b, _CARD_SETS, NUM_FACES), dtype=np.uint8)
     counts[:, 0] = hands[:, 0]
     counts[:, 1:5] = played
-    counts[:, 5] = 2 - hands[:, 0] - played.sum(1, dtype=np.uint8)
+    counts[:, 5] = 2 - hands[:, 0] - played[:, 0] - played[:, 1] - played[:, 2] - played[:, 3]
     counts[:, 6] = x.table_cards * following[:, None]
     counts[:, 7:10] = x.last_cards[rows, rel[:, 1:]]
-    np.greater_equal(
-        counts[..., None], _ONE_TWO, out=buf[:, :_CARDS_END].reshape(b, _CARD_SETS, NUM_FACES, 2)
-    )
+    # bit pair (>= 1 copy, 2 copies) of a count c in 0..2 as one little-endian uint16:
+    # c + (c >> 1) * 255 (0 -> 0x0000, 1 -> 0x0001, 2 -> 0x0101); much faster in numpy than
+    # comparisons broadcast over a length-2 axis or written with stride 2 (counts are 0..2)
+    pairs = buf.view(np.uint16)[:, : _CARDS_END // 2]
+    flat = counts.reshape(b, _CARD_SETS * NUM_FACES)
+    np.copyto(pairs, flat)
+    high = flat >> 1
+    high *= 255
+    pairs += high
     ta = np.where(following, x.table_action, 0)
     team = x.seat % 2
     hot = np.empty((b, 28), dtype=np.int64)
-    hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.int64)
+    hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.uint8)  # at most 27 cards
     hot[:, 4] = _S["table_kind"].start + _KIND[ta]
     hot[:, 5] = _S["table_value"].start + np.where(following, _VALUE[x.level, ta], NUM_KEYS)
     hot[:, 6] = _S["table_seat"].start + np.where(following, (x.table_seat - x.seat) % 4, 4)
@@ -171,8 +178,13 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
     buf[rows, hot] = True
     buf[:, _S["tribute_received"]] = x.tribute_received[rows, rel]
     buf[:, _S["returns_made"]] = (x.return_face >= 0)[rows, rel]
+    if x.resist_jokers is not None:
+        shown = x.resist_jokers[rows, rel]  # (B, 4) rotated
+        rj = buf[:, _S["resist_jokers"]].reshape(b, 4, 2)
+        rj[..., 0] = shown >= 1
+        rj[..., 1] = shown >= 2
     if out is None:
         out = np.empty((b, OBS_DIM), dtype=np.float32)
-    out[:] = buf[:, :OBS_DIM]
+    out[:] = buf[:, :OBS_DIM].view(np.uint8)  # 0/1; faster than a bool cast
     out[:, _S["table_bomb_power"].start] = np.where(following, _POWER[x.level, ta], 0) / 160.0
     return out
