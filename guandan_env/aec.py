@@ -53,7 +53,7 @@ give readable text).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from gymnasium import spaces
@@ -119,7 +119,7 @@ class SeatView:
     leveling_team: int | None
     history: list[tuple[int, int]]  # (seat, action) this deal, passes included
     tribute_faces: dict[int, int]  # giver seat -> face given (public)
-    resist_jokers: list[int]  # seats that showed big jokers to resist, one entry per joker
+    resist_jokers: list[int] = field(default_factory=list)  # seats that showed big jokers (R-8.2)
 
     def hand_text(self, mark_wild: bool = True) -> str:
         """The hand sorted in level order, ♥ wildcards marked ``*``."""
@@ -354,6 +354,7 @@ class raw_env(AECEnv):
                 "gain": res.gain,
                 "double_down": res.double_down,
                 "levels": list(g.levels),
+                "deal_level": RANK_TEXT[res.deal_level],
                 "match_winner": res.match_winner,
             }
         self.log.append(

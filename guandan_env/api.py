@@ -10,7 +10,7 @@ import numpy as np
 
 from . import actions as T
 from . import movegen
-from .cards import RANK_TEXT, face_text, parse_hand, parse_rank
+from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand, parse_rank
 from .choice import choose_cards
 
 
@@ -71,9 +71,10 @@ def cards_for_action(hand: str, level: str, action: int) -> list[str]:
     Raises ``ValueError`` if the action is not legal for that hand when leading (or, for a
     return action, as a tribute return, R-7.1).
     """
-    counts = parse_hand(hand)
-    lv = parse_rank(level)
     a = T.check_action(action)
+    # a tribute receiver holds 28 cards until it returns one (R-7.1)
+    counts = parse_hand(hand, max_cards=HAND_SIZE + 1 if T.KIND[a] == T.RETURN else HAND_SIZE)
+    lv = parse_rank(level)
     if T.KIND[a] == T.RETURN:
         ok = movegen.return_mask(counts, lv)[a]
     elif T.KIND[a] == T.PASS:
