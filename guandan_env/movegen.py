@@ -17,6 +17,8 @@ A hand's mask is ``atoms[ATOM_IDX].all(0)``; a batch of hands is the same gather
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from . import actions as T
@@ -150,32 +152,34 @@ _SF_TIER = 3
 _FOUR_JOKERS_TIER = 9
 
 
+_BOMB_TIER_OF_SIZE = np.zeros(11, dtype=np.int16)
+for _size, _tier in _BOMB_TIER.items():
+    _BOMB_TIER_OF_SIZE[_size] = _tier
+
+
+@lru_cache(maxsize=13)
 def strength_arrays(level: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-action ``(value, power)`` at ``level``.
+    """Per-action ``(value, power)`` at ``level`` (read-only, cached).
 
     ``value`` orders actions of one non-bomb kind (level order for single/pair/triple/full
     house keys, natural order for sequences). ``power`` is 0 for non-bombs and orders all
     bombs by R-4: tier (4 < 5 < straight flush < 6 < … < 10 < four jokers), then rank.
     """
-    value = np.zeros(T.NUM_ACTIONS, dtype=np.int16)
+    kind = T.KIND
+    key = T.KEY.astype(np.int16)
+    # level order (R-2.4): the level rank moves above A, ranks above it shift down by one
+    level_value = np.where(key == level, 12, np.where((key > level) & (key < 13), key - 1, key))
+    value = np.where(np.isin(kind, T.SEQUENCE_KINDS), key, level_value)
+    value = np.where(key == T.LEVEL_KEY, 12, value)
+    value = np.where(np.isin(kind, (T.PASS, T.RETURN, T.FOUR_JOKERS)), 0, value).astype(np.int16)
     power = np.zeros(T.NUM_ACTIONS, dtype=np.int16)
-    for a in range(T.NUM_ACTIONS):
-        kind, key = int(T.KIND[a]), int(T.KEY[a])
-        if kind in (T.PASS, T.RETURN, T.FOUR_JOKERS):
-            v = 0
-        elif key == T.LEVEL_KEY:
-            v = level_rank_value(level, level)
-        elif kind in T.SEQUENCE_KINDS:
-            v = key
-        else:
-            v = level_rank_value(key, level)
-        value[a] = v
-        if kind == T.BOMB:
-            power[a] = _BOMB_TIER[int(T.SIZE[a])] * 16 + v + 1
-        elif kind == T.STRAIGHT_FLUSH:
-            power[a] = _SF_TIER * 16 + v + 1
-        elif kind == T.FOUR_JOKERS:
-            power[a] = _FOUR_JOKERS_TIER * 16 + 1
+    bomb = kind == T.BOMB
+    power[bomb] = _BOMB_TIER_OF_SIZE[T.SIZE[bomb]] * 16 + value[bomb] + 1
+    sf = kind == T.STRAIGHT_FLUSH
+    power[sf] = _SF_TIER * 16 + value[sf] + 1
+    power[kind == T.FOUR_JOKERS] = _FOUR_JOKERS_TIER * 16 + 1
+    value.setflags(write=False)
+    power.setflags(write=False)
     return value, power
 
 
@@ -248,30 +252,29 @@ class _FollowIndex:
 
     def __init__(self, level: int) -> None:
         value, power = strength_arrays(level)
-        kind = T.KIND.astype(np.int64)
-        playable = _PLAY_NO_PASS
-        group = np.where(power > 0, 99, kind)
+        bomb_group = 99
+        group = np.where(power > 0, bomb_group, T.KIND).astype(np.int64)
         score = np.where(power > 0, power, value).astype(np.int64)
-        ids = np.flatnonzero(playable)
+        ids = np.flatnonzero(_PLAY_NO_PASS)
         order = ids[np.lexsort((score[ids], group[ids]))]
         self.order = order.astype(np.intp)
         self.atom_idx = np.ascontiguousarray(ATOM_IDX[:, order])
-        g_sorted, s_sorted = group[order], score[order]
-        bomb_start = int(np.searchsorted(g_sorted, 99))
-        bomb_end = len(order)
-        self.slices: list[tuple[tuple[int, int], ...]] = []
-        for last in range(T.NUM_ACTIONS):
-            if not playable[last]:
-                self.slices.append(())
-                continue
-            g = group[last]
-            lo = int(np.searchsorted(g_sorted, g, side="left"))
-            hi = int(np.searchsorted(g_sorted, g, side="right"))
-            start = lo + int(np.searchsorted(s_sorted[lo:hi], score[last], side="right"))
-            if g == 99:
-                self.slices.append(((start, bomb_end),))
-            else:
-                self.slices.append(((start, hi), (bomb_start, bomb_end)))
+        combined = group * 1024 + score  # sorted along ``order``
+        sorted_combined = combined[order]
+        sorted_group = group[order]
+        # slice 1: same group, strictly higher score; slice 2: every bomb (non-bomb last only)
+        self.start = np.searchsorted(sorted_combined, combined, side="right")
+        self.end = np.searchsorted(sorted_group, group, side="right")
+        bomb_start = int(np.searchsorted(sorted_group, bomb_group))
+        self.bomb_start = np.where(group == bomb_group, 0, bomb_start)
+        self.bomb_end = np.where(group == bomb_group, 0, len(order))
+        playable = _PLAY_NO_PASS
+        for arr in (self.start, self.end, self.bomb_start, self.bomb_end):
+            arr[~playable] = 0
+        self.slices = [
+            ((int(s1), int(e1)), (int(s2), int(e2)))
+            for s1, e1, s2, e2 in zip(self.start, self.end, self.bomb_start, self.bomb_end)
+        ]
 
 
 _FOLLOW: dict[int, _FollowIndex] = {}
