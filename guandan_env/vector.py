@@ -1,0 +1,506 @@
+"""Batched numpy engine: ``num_tables`` Guandan tables advancing in lockstep.
+
+Interface (plain arrays, ``B = num_tables``, ``D = OBS_DIM``, ``A = NUM_ACTIONS``)::
+
+    env = VectorGuandanEnv(1024, mode="deal", seed=0)        # any AEC config key
+    obs, mask, seat = env.reset()                            # (B, D) f32, (B, A) bool, (B,)
+    obs, mask, seat, rewards, done, info = env.step(actions)  # actions: (B,) ints
+
+* Every call takes one action per table, for the seat to act there (``seat``), and returns
+  that table's next decision: the observation of the seat to act (the AEC env's encoder,
+  ``observation.encode``), its legal-action mask and the seat.
+* ``rewards`` ``float32 (B, 4)`` per absolute seat: non-zero only on the step that ends a deal
+  (±3/±2/±1, zero-sum, R-6.3; plus ``match_win_bonus`` when a match is won), or the
+  ``illegal_penalty`` of an offender when ``illegal_action="penalize"``.
+* ``done`` ``bool (B,)``: the table's episode ended at this step (deal mode: every deal; match
+  mode: the match, won or capped). The table is reset automatically: the returned
+  observation, mask and seat of a done table are already the *first decision of its next
+  episode*, and ``rewards`` carries the final rewards of the one that ended.
+* ``info`` dict of ``(B,)`` arrays: ``deal_over`` (a deal ended; in match mode this is not
+  ``done`` unless the match ended), ``truncated`` (a capped match ended as a draw, R-6.8),
+  ``winner_team`` / ``gain`` / ``match_winner`` (-1 when none), ``order`` ``(B, 4)`` (the
+  finishing order of the deal that ended, -1 otherwise), ``illegal`` (penalized tables).
+
+Seeds and equivalence. ``reset(seed=s)`` gives table ``i`` the seed ``env.table_seeds[i]``
+(``int`` ``s``: derived with ``numpy.random.SeedSequence(s)``; or pass one seed per table).
+Table ``i`` then follows exactly what ``guandan_env.env(**config)`` does after
+``reset(seed=env.table_seeds[i], options=options)`` and, for each later episode,
+``reset(options=options)``: same deals, tribute, card choices, tricks, rewards and
+observations under the same actions. ``options`` (the AEC scenario keys) is one dict for
+all tables or one per table, and applies to every episode until the next ``reset``.
+
+How it works. Per-deal state is numpy arrays over the batch; masks come from the bit-packed
+batched generator (``vector_mask``), card choice from ``vector_choice``, passes, plays,
+tricks, wind and finishing are array operations, the observation is one ``encode`` call.
+The rare per-deal events — dealing, tribute giving, deal-end settlement, levels and match
+logic — run the single-table ``engine.Game`` of the finished tables only (once per deal,
+about 150 decisions), so they are the same code as the AEC env.
+
+Other members. ``copy=False`` (constructor) writes every observation into one reused
+buffer (the arrays a step returns are overwritten by the next step; default: a new array
+per step). ``masks_packed`` is the current mask as ``uint64 (B, 36)`` bits (``np.packbits``
+order) and ``sample_actions(rng)`` draws a uniformly random legal action per table from it
+(fast random play). ``is_legal(actions)`` checks actions against the masks. ``game(i)`` is
+table ``i``'s ``Game`` (match state and RNG as of its deal's start). Gymnasium-style
+``num_envs``, ``single_observation_space``, ``single_action_space``, ``observation_space``,
+``action_space``. ``timers`` accumulates seconds spent per part (``step``: applying actions;
+``reset``: per-deal events; ``mask``; ``obs``) by ``clock`` (``time.perf_counter``; set
+``env.clock = time.process_time`` for CPU time); ``reset_timers()`` zeroes them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import actions as T
+from .aec import build_game, check_config
+from .engine import Game
+from .observation import OBS_DIM, ObsInputs, encode
+from .vector_choice import batch_choose_cards
+from .vector_mask import MASK_BYTES, pack_masks, play_masks_packed, return_masks, sample_packed
+from .vector_mask import unpack_masks as _unpack
+
+_SIZE = T.SIZE.astype(np.int64)
+_RETURN_FACE = T.RETURN_FACE.astype(np.int64)
+_SEAT_BITS = np.array([1, 2, 4, 8], dtype=np.int64)
+
+
+def _next_active_table() -> np.ndarray:
+    """``int64 (4, 16)``: the next seat after ``seat`` holding cards, for an active-seat bitmask
+    (R-5.5); the seat itself when none is active."""
+    t = np.zeros((4, 16), dtype=np.int64)
+    for s in range(4):
+        for bits in range(16):
+            t[s, bits] = s
+            for k in range(1, 5):
+                if bits >> ((s + k) % 4) & 1:
+                    t[s, bits] = (s + k) % 4
+                    break
+    return t
+
+
+_NEXT_ACTIVE = _next_active_table()
+
+
+class VectorGuandanEnv:
+    """``num_tables`` tables in lockstep with automatic reset (see the module docstring)."""
+
+    def __init__(
+        self,
+        num_tables: int,
+        seed: int | Sequence[int] | None = None,
+        copy: bool = True,
+        **config,
+    ) -> None:
+        if int(num_tables) < 1:
+            raise ValueError(f"num_tables must be >= 1, got {num_tables}")
+        self.config = check_config(config)
+        if self.config["render_mode"] is not None:
+            raise ValueError("the vector env does not render; use the AEC env for that")
+        self.num_tables = self.num_envs = b = int(num_tables)
+        self.copy = bool(copy)
+        self._init_seed = seed
+        self.table_seeds: list[int] = []
+        self._episode_rngs: list[np.random.Generator] = []
+        self._options: list[dict | None] = [None] * b
+        self._games: list[Game | None] = [None] * b
+        self._obs_buf = None if self.copy else np.empty((b, OBS_DIM), dtype=np.float32)
+        self.timers = dict.fromkeys(("step", "reset", "mask", "obs"), 0.0)
+        self.clock = time.perf_counter  # the timers' clock; time.process_time for CPU time
+        self._alloc()
+        self._ready = False
+
+    # ------------------------------------------------------------------ spaces
+    @property
+    def single_observation_space(self):
+        from gymnasium import spaces
+
+        return spaces.Box(0.0, 1.0, (OBS_DIM,), dtype=np.float32)
+
+    @property
+    def single_action_space(self):
+        from gymnasium import spaces
+
+        return spaces.Discrete(T.NUM_ACTIONS)
+
+    @property
+    def observation_space(self):
+        from gymnasium import spaces
+
+        return spaces.Box(0.0, 1.0, (self.num_tables, OBS_DIM), dtype=np.float32)
+
+    @property
+    def action_space(self):
+        from gymnasium import spaces
+
+        return spaces.MultiDiscrete(np.full(self.num_tables, T.NUM_ACTIONS))
+
+    def close(self) -> None:
+        """Nothing to release (Gymnasium ``VectorEnv`` naming)."""
+
+    # ------------------------------------------------------------------ state
+    def _alloc(self) -> None:
+        b = self.num_tables
+        z = np.zeros
+        self.hands = z((b, 4, 54), dtype=np.uint8)
+        self.played = z((b, 4, 54), dtype=np.uint8)
+        self.last_cards = z((b, 4, 54), dtype=np.uint8)
+        self.cards_left = z((b, 4), dtype=np.int64)
+        self.level = z(b, dtype=np.int64)
+        self.levels = z((b, 2), dtype=np.int64)
+        self.leveling_team = z(b, dtype=np.int64)
+        self.a_failures = z((b, 2), dtype=np.int64)
+        self.to_act = z(b, dtype=np.int64)
+        self.leader = z(b, dtype=np.int64)
+        self.returning = z(b, dtype=bool)
+        self.last_action = z(b, dtype=np.int64)
+        self.last_seat = z(b, dtype=np.int64)
+        self.passes = z(b, dtype=np.int64)
+        self.move_in_trick = z((b, 4), dtype=np.int64)
+        self.finish_place = z((b, 4), dtype=np.int64)
+        self.finish_order = z((b, 4), dtype=np.int64)
+        self.num_finished = z(b, dtype=np.int64)
+        self.tribute_face = z((b, 4), dtype=np.int64)
+        self.tribute_received = z((b, 4), dtype=bool)
+        self.return_face = z((b, 4), dtype=np.int64)
+        self.return_to = z((b, 4), dtype=np.int64)
+        self.resisted = z(b, dtype=bool)
+        self.resist_jokers = z((b, 4), dtype=np.int64)  # big jokers shown per seat (R-8.2)
+        self.pending_receiver = z((b, 2), dtype=np.int64)
+        self.pending_giver = z((b, 2), dtype=np.int64)
+        self.num_pending = z(b, dtype=np.int64)
+        self.returns_done = z(b, dtype=np.int64)
+        self.masks_packed = z((b, MASK_BYTES // 8), dtype=np.uint64)
+
+    def game(self, table: int) -> Game:
+        """The table's ``Game`` as of its current deal's start (match state, levels, RNG).
+        Its per-deal fields (hands, tricks) are not updated during play; the arrays are."""
+        return self._games[table]
+
+    # ------------------------------------------------------------------ reset
+    def reset(
+        self,
+        seed: int | Sequence[int] | None = None,
+        options: dict | Sequence[dict | None] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Start a new episode on every table → ``(obs, mask, seat)``.
+
+        ``seed``: an ``int`` (per-table seeds derived from it), one seed per table, or None
+        (first reset: the constructor's seed, else each table's episode RNG continues, as
+        the AEC env's ``reset()`` without seed). ``options``: scenario keys of the AEC env.
+        """
+        b = self.num_tables
+        if seed is None and not self._episode_rngs:
+            seed = self._init_seed
+        if seed is not None or not self._episode_rngs:
+            if isinstance(seed, (int, np.integer)) or seed is None:
+                state = np.random.SeedSequence(seed).generate_state(b, dtype=np.uint64)
+                seeds = [int(s) for s in state]
+            else:
+                seeds = [int(s) for s in seed]
+                if len(seeds) != b:
+                    raise ValueError(f"seed: expected an int or {b} seeds, got {len(seeds)}")
+            self.table_seeds = seeds
+            self._episode_rngs = [np.random.default_rng(s) for s in seeds]
+        if options is None or isinstance(options, dict):
+            self._options = [options] * b
+        else:
+            opts = list(options)
+            if len(opts) != b:
+                raise ValueError(f"options: expected a dict or {b} dicts, got {len(opts)}")
+            self._options = opts
+        t0 = self.clock()
+        self._load(np.arange(b), [self._new_episode(i) for i in range(b)])
+        self.timers["reset"] += self.clock() - t0
+        self._ready = True
+        mask = self._masks()
+        return self._observe(), mask, self.to_act.copy()
+
+    def _new_episode(self, i: int) -> Game:
+        game_seed = int(self._episode_rngs[i].integers(2**63))
+        g = build_game(game_seed, self.config, self._options[i])
+        self._games[i] = g
+        return g
+
+    def _load(self, idx: np.ndarray, games: list[Game]) -> None:
+        """Copy the freshly started deals of ``games`` into the batch arrays at ``idx``."""
+        if len(games) == 0:
+            return
+        self.hands[idx] = np.stack([g.hands for g in games])
+        self.played[idx] = 0
+        self.last_cards[idx] = 0
+        self.cards_left[idx] = self.hands[idx].sum(2, dtype=np.int64)
+        self.level[idx] = [g.level for g in games]
+        self.levels[idx] = [g.levels for g in games]
+        self.leveling_team[idx] = [
+            -1 if g.leveling_team is None else g.leveling_team for g in games
+        ]
+        self.a_failures[idx] = [g.a_failures for g in games]
+        self.to_act[idx] = [g.to_act for g in games]
+        self.leader[idx] = [g.leader for g in games]
+        self.returning[idx] = [g.phase == "return" for g in games]
+        self.last_action[idx] = -1
+        self.last_seat[idx] = -1
+        self.passes[idx] = 0
+        self.move_in_trick[idx] = 0
+        self.finish_place[idx] = 0
+        self.finish_order[idx] = -1
+        self.tribute_face[idx] = -1
+        self.tribute_received[idx] = False
+        self.return_face[idx] = -1
+        self.return_to[idx] = -1
+        self.resisted[idx] = [g.resisted for g in games]
+        self.resist_jokers[idx] = [[g.resist_jokers.count(s) for s in range(4)] for g in games]
+        self.num_pending[idx] = [len(g.pending_returns) for g in games]
+        self.returns_done[idx] = 0
+        for b, g in zip(idx.tolist(), games, strict=True):
+            for k, s in enumerate(g.finish_order):  # scenario hands may start empty
+                self.finish_order[b, k] = s
+                self.finish_place[b, s] = k + 1
+            self.num_finished[b] = len(g.finish_order)
+            for t in g.tributes:
+                self.tribute_face[b, t.giver] = t.face
+                self.tribute_received[b, t.receiver] = True
+            for k, ti in enumerate(g.pending_returns):
+                self.pending_receiver[b, k] = g.tributes[ti].receiver
+                self.pending_giver[b, k] = g.tributes[ti].giver
+
+    # ------------------------------------------------------------------ step
+    def step(self, actions: np.ndarray):
+        """Apply one action per table → ``(obs, mask, seat, rewards, done, info)``."""
+        if not self._ready:
+            raise ValueError("call reset() before step()")
+        b = self.num_tables
+        t0 = self.clock()
+        a = np.asarray(actions).astype(np.int64, copy=False).reshape(-1)
+        if a.shape[0] != b:
+            raise ValueError(f"step expects {b} actions (one per table), got {a.shape[0]}")
+        illegal = ~self.is_legal(a)
+        rewards = np.zeros((b, 4), dtype=np.float32)
+        done = np.zeros(b, dtype=bool)
+        info = {
+            "deal_over": np.zeros(b, dtype=bool),
+            "truncated": np.zeros(b, dtype=bool),
+            "winner_team": np.full(b, -1, dtype=np.int64),
+            "gain": np.zeros(b, dtype=np.int64),
+            "match_winner": np.full(b, -1, dtype=np.int64),
+            "order": np.full((b, 4), -1, dtype=np.int64),
+            "illegal": illegal,
+        }
+        if illegal.any():
+            if self.config["illegal_action"] == "raise":
+                raise ValueError(self._explain_illegal(int(np.flatnonzero(illegal)[0]), a))
+            bad = np.flatnonzero(illegal)
+            rewards[bad, self.to_act[bad]] = float(self.config["illegal_penalty"])
+            done[bad] = True
+        ok = ~illegal
+        ret = np.flatnonzero(self.returning & ok)
+        play = ~self.returning & ok
+        is_pass = a == T.PASS_ACTION
+        if ret.size:
+            self._apply_returns(ret, a[ret])
+        plays = np.flatnonzero(play & ~is_pass)
+        ended = self._apply_plays(plays, a[plays]) if plays.size else plays
+        passes = np.flatnonzero(play & is_pass)
+        if passes.size:
+            self._apply_passes(passes)
+        t1 = self.clock()
+        reload_idx: list[int] = []
+        reload_games: list[Game] = []
+        for i in ended.tolist():
+            g = self._end_deal(i, rewards, done, info)
+            reload_idx.append(i)
+            reload_games.append(g)
+        for i in np.flatnonzero(illegal).tolist():
+            reload_idx.append(i)
+            reload_games.append(self._new_episode(i))
+        self._load(np.array(reload_idx, dtype=np.int64), reload_games)
+        t2 = self.clock()
+        self.timers["step"] += t1 - t0
+        self.timers["reset"] += t2 - t1
+        mask = self._masks()
+        return self._observe(), mask, self.to_act.copy(), rewards, done, info
+
+    def is_legal(self, actions: np.ndarray) -> np.ndarray:
+        """``bool (B,)``: is each table's action in its current mask."""
+        a = np.asarray(actions, dtype=np.int64)
+        inside = (a >= 0) & (a < T.NUM_ACTIONS)
+        ac = np.where(inside, a, 0)
+        byte = self.masks_packed.view(np.uint8)[np.arange(self.num_tables), ac >> 3]
+        return inside & ((byte >> (7 - (ac & 7))) & 1).astype(bool)
+
+    def _explain_illegal(self, i: int, a: np.ndarray) -> str:
+        act = int(a[i])
+        if not 0 <= act < T.NUM_ACTIONS:
+            return (
+                f"table {i}: illegal action {act} by seat {int(self.to_act[i])}: ids are "
+                f"0..{T.NUM_ACTIONS - 1}"
+            )
+        g = Game.new()
+        g.level = int(self.level[i])
+        g.hands = self.hands[i].copy()
+        g.to_act = int(self.to_act[i])
+        g.phase = "return" if self.returning[i] else "play"
+        g.last_action = int(self.last_action[i])
+        return f"table {i}: " + g.explain_illegal(act)
+
+    def _apply_returns(self, idx: np.ndarray, acts: np.ndarray) -> None:
+        """Tribute returns (R-7.1/R-7.2): the receiver hands the face back to its giver."""
+        seat = self.to_act[idx]
+        face = _RETURN_FACE[acts]
+        k = self.returns_done[idx]
+        giver = self.pending_giver[idx, k]
+        self.hands[idx, seat, face] -= 1
+        self.hands[idx, giver, face] += 1
+        self.cards_left[idx, seat] -= 1
+        self.cards_left[idx, giver] += 1
+        self.return_face[idx, seat] = face
+        self.return_to[idx, seat] = giver
+        k = k + 1
+        self.returns_done[idx] = k
+        more = k < self.num_pending[idx]
+        nxt = self.pending_receiver[idx, np.minimum(k, 1)]
+        self.to_act[idx] = np.where(more, nxt, self.leader[idx])  # R-7.4 leader after returns
+        self.returning[idx] = more
+
+    def _active_bits(self, idx: np.ndarray) -> np.ndarray:
+        return (self.finish_place[idx] == 0).astype(np.int64) @ _SEAT_BITS
+
+    def _apply_plays(self, idx: np.ndarray, acts: np.ndarray) -> np.ndarray:
+        """Plays (R-5): cards leave the hand, the trick state moves, seats finish (R-6.1).
+        Returns the tables whose deal ended (R-6.2)."""
+        seat = self.to_act[idx]
+        hand = self.hands[idx, seat]
+        cards = batch_choose_cards(hand, self.level[idx], acts)
+        self.hands[idx, seat] = hand - cards
+        self.played[idx, seat] += cards
+        self.last_cards[idx, seat] = cards
+        self.move_in_trick[idx, seat] = 2
+        self.last_action[idx] = acts
+        self.last_seat[idx] = seat
+        self.passes[idx] = 0
+        left = self.cards_left[idx, seat] - _SIZE[acts]
+        self.cards_left[idx, seat] = left
+        ended = idx[:0]
+        out = np.flatnonzero(left == 0)
+        if out.size:
+            ob, os = idx[out], seat[out]
+            k = self.num_finished[ob]
+            self.finish_order[ob, k] = os
+            self.finish_place[ob, os] = k + 1
+            k = k + 1
+            self.num_finished[ob] = k
+            fo = self.finish_order[ob]
+            double = (k >= 2) & (fo[:, 0] % 2 == fo[:, 1] % 2)
+            ended = ob[double | (k >= 3)]
+        self.to_act[idx] = _NEXT_ACTIVE[seat, self._active_bits(idx)]
+        return ended
+
+    def _apply_passes(self, idx: np.ndarray) -> None:
+        """Passes (R-5.2); a trick ends when every other active seat passed (R-5.3), with
+        wind to the partner if the last player is out (R-5.4)."""
+        seat = self.to_act[idx]
+        self.move_in_trick[idx, seat] = 1
+        p = self.passes[idx] + 1
+        self.passes[idx] = p
+        active = self.finish_place[idx] == 0
+        ls = self.last_seat[idx]
+        rows = np.arange(idx.size)
+        others = active.sum(1) - active[rows, ls]
+        over = p >= others
+        if over.any():
+            ob, w = idx[over], ls[over]
+            lead = np.where(active[rows[over], w], w, (w + 2) % 4)
+            self.last_action[ob] = -1
+            self.last_seat[ob] = -1
+            self.passes[ob] = 0
+            self.move_in_trick[ob] = 0
+            self.to_act[ob] = lead
+        go = ~over
+        if go.any():
+            nb = idx[go]
+            bits = active[go].astype(np.int64) @ _SEAT_BITS
+            self.to_act[nb] = _NEXT_ACTIVE[seat[go], bits]
+
+    def _end_deal(self, i: int, rewards: np.ndarray, done: np.ndarray, info: dict) -> Game:
+        """Settle table ``i``'s deal with the engine (R-6), fill its outputs, and start what
+        follows: the match's next deal, or a new episode. Returns the game to load."""
+        g = self._games[i]
+        g.finish_order = [int(s) for s in self.finish_order[i, : self.num_finished[i]]]
+        if not g._check_deal_end():  # pragma: no cover - the arrays decided it ended
+            raise RuntimeError(f"table {i}: deal end mismatch with the engine")
+        res = g.result
+        r = res.rewards()
+        if res.match_winner is not None:
+            bonus = float(self.config["match_win_bonus"])
+            r = r + np.where(np.arange(4) % 2 == res.match_winner, bonus, -bonus)
+        rewards[i] = r
+        info["deal_over"][i] = True
+        info["winner_team"][i] = res.winner_team
+        info["gain"][i] = res.gain
+        info["order"][i] = res.order
+        if res.match_winner is not None:
+            info["match_winner"][i] = res.match_winner
+        if self.config["mode"] == "deal" or g.match_over:
+            done[i] = True
+            info["truncated"][i] = self.config["mode"] == "match" and g.match_winner is None
+            return self._new_episode(i)
+        g.next_deal()
+        return g
+
+    # ------------------------------------------------------------------ outputs
+    def _masks(self) -> np.ndarray:
+        t0 = self.clock()
+        b = self.num_tables
+        rows = np.arange(b)
+        counts = self.hands[rows, self.to_act]
+        packed = play_masks_packed(counts, self.level, self.last_action)
+        ret = np.flatnonzero(self.returning)
+        if ret.size:
+            packed[ret] = pack_masks(return_masks(counts[ret], self.level[ret]))
+        self.masks_packed = packed
+        mask = _unpack(packed)
+        self.timers["mask"] += self.clock() - t0
+        return mask
+
+    def _observe(self) -> np.ndarray:
+        t0 = self.clock()
+        b = self.num_tables
+        rows = np.arange(b)
+        following = self.last_action >= 0
+        x = ObsInputs(
+            seat=self.to_act,
+            hands=self.hands,
+            played=self.played,
+            level=self.level,
+            levels=self.levels,
+            leveling_team=self.leveling_team,
+            a_failures=self.a_failures,
+            table_action=self.last_action,
+            table_seat=np.where(following, self.last_seat, 0),
+            table_cards=self.last_cards[rows, np.maximum(self.last_seat, 0)],
+            move_in_trick=self.move_in_trick,
+            last_cards=self.last_cards,
+            finish_place=self.finish_place,
+            tribute_face=self.tribute_face,
+            tribute_received=self.tribute_received,
+            return_face=self.return_face,
+            return_to=self.return_to,
+            resisted=self.resisted,
+            returning=self.returning,
+            resist_jokers=self.resist_jokers,
+        )
+        obs = encode(x, out=self._obs_buf)
+        self.timers["obs"] += self.clock() - t0
+        return obs
+
+    def sample_actions(self, rng: np.random.Generator) -> np.ndarray:
+        """A uniformly random legal action per table (``int64 (B,)``), from the packed masks."""
+        return sample_packed(self.masks_packed, rng)
+
+    def reset_timers(self) -> None:
+        for k in self.timers:
+            self.timers[k] = 0.0
