@@ -129,9 +129,11 @@ class Game:
         if hands is None:
             deck = self.rng.permutation(full_deck())
             seat_of_card = np.repeat(np.arange(4), HAND_SIZE)  # cards 27s..27s+26 to seat s
-            hands = np.bincount(
-                seat_of_card * NUM_FACES + deck, minlength=4 * NUM_FACES
-            ).reshape(4, NUM_FACES).astype(np.uint8)
+            hands = (
+                np.bincount(seat_of_card * NUM_FACES + deck, minlength=4 * NUM_FACES)
+                .reshape(4, NUM_FACES)
+                .astype(np.uint8)
+            )
         hands = np.asarray(hands, dtype=np.uint8)
         if hands.shape != (4, NUM_FACES):
             raise ValueError(f"hands must have shape (4, {NUM_FACES}), got {hands.shape}")

@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import actions as T
-from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS, level_key, level_rank_value
+from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS, level_key
 
 MAX_COUNT = 8  # natural cards of one rank in the deck
 GE_BASE = 0
@@ -273,7 +273,9 @@ class _FollowIndex:
             arr[~playable] = 0
         self.slices = [
             ((int(s1), int(e1)), (int(s2), int(e2)))
-            for s1, e1, s2, e2 in zip(self.start, self.end, self.bomb_start, self.bomb_end)
+            for s1, e1, s2, e2 in zip(
+                self.start, self.end, self.bomb_start, self.bomb_end, strict=True
+            )
         ]
 
 

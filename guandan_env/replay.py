@@ -263,14 +263,14 @@ def load(path: str | Path) -> Replay:
 
 # ---------------------------------------------------------------------- replaying
 def _env_config(config: dict) -> dict:
-    from .aec import check_config  # lazy: keeps this module numpy-only at import
+    from .scenario import check_config
 
     return check_config({k: v for k, v in config.items() if k not in _CONFIG_DROP})
 
 
 def start_game(replay: Replay) -> Game:
     """The game as it was after ``reset``: first deal dealt, tribute given, nothing played."""
-    from .aec import build_game
+    from .scenario import build_game
 
     return build_game(replay.game_seed, _env_config(replay.config), replay.options)
 

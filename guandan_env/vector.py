@@ -56,9 +56,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import actions as T
-from .aec import build_game, check_config
 from .engine import Game
 from .observation import OBS_DIM, ObsInputs, encode
+from .scenario import build_game, check_config
 from .vector_choice import batch_choose_cards
 from .vector_mask import MASK_BYTES, pack_masks, play_masks_packed, return_masks, sample_packed
 from .vector_mask import unpack_masks as _unpack
