@@ -1,7 +1,8 @@
 """guandan-env: a reinforcement-learning research environment for Guandan (掼蛋).
 
 The rules core (cards, action table, move generator, engine) imports only numpy. The
-PettingZoo environment (``env``, ``raw_env``) is imported on first use.
+PettingZoo environment (``env``, ``raw_env``) and the batched engine (``VectorGuandanEnv``)
+are imported on first use.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "ACTION_FEATURE_DIM",
     "env",
     "raw_env",
+    "VectorGuandanEnv",
 ]
 __version__ = "0.1.0"
 
@@ -30,4 +32,8 @@ def __getattr__(name: str):
         from . import aec
 
         return getattr(aec, name)
+    if name == "VectorGuandanEnv":
+        from .vector import VectorGuandanEnv
+
+        return VectorGuandanEnv
     raise AttributeError(f"module 'guandan_env' has no attribute {name!r}")
