@@ -71,7 +71,7 @@ def choose_cards(counts: np.ndarray, level: int, action: int) -> list[int]:
     if kind == T.PASS:
         return []
     wild_face = level * 4 + HEARTS
-    hand = [int(c) for c in counts]
+    hand = counts.tolist()
     if kind == T.RETURN:
         return [int(T.RETURN_FACE[action])]
     n_wilds = int(T.WILDS[action])

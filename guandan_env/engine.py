@@ -105,6 +105,7 @@ class Game:
     move_in_trick: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # 0/1 pass/2 play
     result: DealResult | None = None
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
+    _atoms_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -239,13 +240,22 @@ class Game:
     def legal_mask(self) -> np.ndarray:
         """``bool[NUM_ACTIONS]`` for the seat to act; all False once the deal is over."""
         if self.phase == "play":
-            hand = self.hands[self.to_act]
+            atoms = self._hand_atoms(self.to_act)
             if self.last_action < 0:
-                return movegen.lead_mask(hand, self.level)
-            return movegen.follow_mask(hand, self.level, self.last_action)
+                return movegen.mask_from_atoms(atoms)
+            return movegen.follow_mask_from_atoms(atoms, self.level, self.last_action)
         if self.phase == "return":
             return movegen.return_mask(self.hands[self.to_act], self.level)
         return np.zeros(T.NUM_ACTIONS, dtype=bool)
+
+    def _hand_atoms(self, seat: int) -> np.ndarray:
+        """Move-generator atoms of a seat's hand, cached until that hand changes."""
+        key = self.hands[seat].tobytes()
+        cached = self._atoms_cache[seat]
+        if cached is None or cached[0] != key or cached[1] != self.level:
+            cached = (key, self.level, movegen.hand_atoms(self.hands[seat], self.level))
+            self._atoms_cache[seat] = cached
+        return cached[2]
 
     @property
     def deal_over(self) -> bool:

@@ -290,13 +290,17 @@ def _follow_index(level: int) -> _FollowIndex:
 
 
 def follow_mask(counts: np.ndarray, level: int, last: int) -> np.ndarray:
-    """Legal actions when following ``last`` (R-5.2): pass, or a combination that beats it.
+    """Legal actions when following ``last`` (R-5.2): pass, or a combination that beats it."""
+    return follow_mask_from_atoms(hand_atoms(counts, level), level, last)
+
+
+def follow_mask_from_atoms(atoms: np.ndarray, level: int, last: int) -> np.ndarray:
+    """``follow_mask`` for a hand given by its atoms (callers may cache them per hand).
 
     Only the two candidate slices of the level's ordering are checked against the hand.
     """
     if not _PLAY_NO_PASS[last]:
         raise ValueError(f"action {last} is not a play that can be on the table (R-5.2)")
-    atoms = hand_atoms(counts, level)
     fi = _follow_index(level)
     m = np.zeros(T.NUM_ACTIONS, dtype=bool)
     m[T.PASS_ACTION] = True

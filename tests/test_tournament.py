@@ -1,0 +1,210 @@
+"""Duplicate pairing, statistics, Bradley–Terry fit, resumable tournaments."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from agents import HeuristicAgent, make_agent
+from experiments import tournament as tour
+from experiments.arena import evaluate, pair_score, pair_seed, play_game, team_view
+from experiments.ratings import ELO_BASE, bootstrap_ci, bradley_terry, elo_table
+from guandan_env.aec import raw_env
+
+DEAL_CFG = {"mode": "deal", "random_levels": True, "random_tribute": True}
+
+
+# ------------------------------------------------------------------------------ duplicate
+def test_duplicate_games_replay_identical_hands_levels_and_tribute():
+    for k in range(5):
+        seed = pair_seed(0, k)
+        games = []
+        for _ in range(2):
+            env = raw_env(**DEAL_CFG)
+            env.reset(seed=seed)
+            g = env.game
+            games.append(
+                (g.hands.copy(), list(g.levels), g.leveling_team, g.tributes, g.leader, g.phase)
+            )
+        (h0, *rest0), (h1, *rest1) = games
+        assert np.array_equal(h0, h1)
+        assert rest0 == rest1
+
+
+def test_schedule_swaps_seats_within_a_pair():
+    games = tour.schedule(["x", "y", "z"], pairs=2, seed=3)
+    assert len(games) == 3 * 2 * 2
+    by_id = {g["id"]: g for g in games}
+    for a, b in (("x", "y"), ("x", "z"), ("y", "z")):
+        for k in range(2):
+            g0, g1 = by_id[tour.game_id(a, b, k, 0)], by_id[tour.game_id(a, b, k, 1)]
+            assert g0["seed"] == g1["seed"] == pair_seed(3, k)
+            assert g0["seats"] == [a, b, a, b] and g1["seats"] == [b, a, b, a]
+    # every matchup plays the same deals
+    assert by_id["x|y|1|0"]["seed"] == by_id["y|z|1|0"]["seed"]
+
+
+def test_same_agents_on_swapped_seats_replay_the_same_game():
+    """With one deterministic policy at every seat, the swapped game is the same game: the
+    cards, levels and tribute really are identical seat by seat."""
+    for k in range(3):
+        recs = [
+            play_game([HeuristicAgent() for _ in range(4)], pair_seed(1, k), DEAL_CFG)
+            for _ in range(2)
+        ]
+        assert recs[0] == recs[1]
+        v0, v1 = team_view(recs[0], 0), team_view(recs[1], 1)
+        assert v0["gain"] == -v1["gain"]
+        assert pair_score(v0, v1) == 0.5  # identical play: a duplicate tie
+
+
+def test_pair_score_rules():
+    side = lambda gain, mp=None: {"gain": gain, "deals": 1, "deals_won": 0, "match_points": mp}  # noqa: E731
+    assert pair_score(side(3), side(-1)) == 1.0
+    assert pair_score(side(1), side(-1)) == 0.5
+    assert pair_score(side(-2), side(1)) == 0.0
+    assert pair_score(side(-5, 1.0), side(-5, 1.0)) == 1.0  # match points decide first
+    assert pair_score(side(4, 1.0), side(-5, 0.0)) == 0.0  # 1:1 in matches, then level gain
+
+
+# ------------------------------------------------------------------------------ statistics
+def test_bootstrap_interval_is_seeded_and_covers_the_mean():
+    rng = np.random.default_rng(0)
+    x = rng.normal(0.5, 1.0, size=400)
+    est, lo, hi = bootstrap_ci(x, seed=1)
+    assert lo < est < hi and lo < 0.5 < hi
+    assert (est, lo, hi) == bootstrap_ci(x, seed=1)
+    est_r, lo_r, hi_r = bootstrap_ci([2.0, 4.0, 6.0], weights=[1.0, 2.0, 3.0], seed=0)
+    assert est_r == pytest.approx(2.0) and lo_r <= est_r <= hi_r
+
+
+def test_bradley_terry_recovers_known_strengths():
+    truth = np.array([0.0, 0.6, 1.2, -0.8])
+    rng = np.random.default_rng(5)
+    outcomes = []
+    for i in range(4):
+        for j in range(i + 1, 4):
+            p = 1.0 / (1.0 + np.exp(truth[j] - truth[i]))
+            for s in (rng.random(1500) < p).astype(float):
+                outcomes.append((i, j, float(s)))
+    theta, se = bradley_terry(4, outcomes)
+    centred = truth - truth.mean()
+    assert np.all(np.abs(theta - centred) < 4 * se)
+    assert np.all(np.abs(theta - centred) < 0.12)
+    assert theta.mean() == pytest.approx(0.0, abs=1e-9)
+    table = elo_table(["a", "b", "c", "d"], outcomes)
+    assert [r["agent"] for r in table] == ["c", "b", "a", "d"]
+    assert np.mean([r["rating"] for r in table]) == pytest.approx(ELO_BASE)
+    for r in table:
+        assert r["rating_ci"][0] < r["rating"] < r["rating_ci"][1]
+
+
+def test_bradley_terry_stays_finite_when_one_side_wins_everything():
+    theta, se = bradley_terry(2, [(0, 1, 1.0)] * 50)
+    assert np.all(np.isfinite(theta)) and np.all(np.isfinite(se))
+    assert theta[0] > theta[1] + 3
+    with pytest.raises(ValueError):
+        bradley_terry(2, [(0, 0, 1.0)])
+
+
+# ------------------------------------------------------------------------------ tournaments
+AGENTS3 = ["heuristic", "random", "heuristic:follow_threshold=0.5"]
+
+
+def _table(summary: dict) -> dict:
+    return {"matchups": summary["matchups"], "ratings": summary["ratings"]}
+
+
+def test_resumed_run_gives_the_same_table(tmp_path):
+    kw = dict(pairs=3, seed=11, config={"random_tribute": True}, plots=False, progress=False)
+    full = tour.run_tournament(AGENTS3, out=tmp_path / "full", workers=1, **kw)
+    assert [m["pairs"] for m in full["matchups"]] == [3, 3, 3]
+
+    part = tmp_path / "part"
+    tour.run_tournament(AGENTS3, out=part, workers=1, max_games=7, **kw)
+    lines = (part / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 7
+    with (part / "results.jsonl").open("a") as f:  # a write torn by the interruption
+        f.write(lines[-1][: len(lines[-1]) // 2])
+    resumed = tour.run_tournament(AGENTS3, out=part, workers=2, **kw)
+    assert resumed["timing"]["new_games"] == 18 - 7
+    assert _table(resumed) == _table(full)
+    saved = json.loads((part / "summary.json").read_text())
+    assert _table(saved) == json.loads(json.dumps(_table(full)))
+    # a rerun has nothing left to do and rewrites the same table
+    again = tour.run_tournament(AGENTS3, out=part, workers=1, **kw)
+    assert again["timing"]["new_games"] == 0 and _table(again) == _table(full)
+
+
+def test_run_with_other_arguments_is_refused(tmp_path):
+    kw = dict(pairs=1, plots=False, progress=False, workers=1)
+    tour.run_tournament(["random", "heuristic"], out=tmp_path, seed=1, **kw)
+    with pytest.raises(ValueError, match="different seed"):
+        tour.run_tournament(["random", "heuristic"], out=tmp_path, seed=2, **kw)
+    with pytest.raises(ValueError, match="distinct"):
+        tour.run_tournament(["random", "random"], out=tmp_path / "x", **kw)
+    with pytest.raises(ValueError, match="unknown agent spec"):
+        tour.run_tournament(["random", "nobody"], out=tmp_path / "y", **kw)
+
+
+def test_cli_writes_tables_and_plots(tmp_path, capsys):
+    out = tmp_path / "cli"
+    args = "heuristic random --pairs 2 --workers 1 --no-progress --mode match --max-deals 2"
+    rc = tour.main([*args.split(), "--out", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "match win" in text and "Elo" in text and "deals/s" in text
+    names = "results.jsonl summary.csv summary.json ratings.csv run.json timing.json"
+    for name in [*names.split(), "ratings.png", "level_gain_hist.png"]:
+        assert (out / name).stat().st_size > 0, name
+    summary = json.loads((out / "summary.json").read_text())
+    m = summary["matchups"][0]
+    assert 0.0 <= m["match_win_rate"] <= 1.0 and m["deals"] >= 4
+    assert (out / "summary.csv").read_text().startswith("a,b,pairs")
+
+
+def test_evaluate_accepts_specs_and_agent_instances():
+    r1 = evaluate("heuristic", "random", n_pairs=3, seed=4)
+    r2 = evaluate(HeuristicAgent(), "random", n_pairs=3, seed=4)  # same seat seeds
+    assert r1 == r2
+    assert r1["pairs"] == 3 and r1["games"] == 6
+    assert r1["dup_win_rate"] > 0.5 and r1["mean_gain"] > 0
+    lo, hi = r1["mean_gain_ci"]
+    assert lo <= r1["mean_gain"] <= hi
+    r3 = evaluate("heuristic", make_agent("random"), n_pairs=3, seed=4)  # one shared instance
+    assert r3["pairs"] == 3
+    with pytest.raises(ValueError):
+        evaluate(42, "random", n_pairs=1)
+
+
+@pytest.mark.slow
+def test_ray_backend_matches_local(tmp_path):
+    pytest.importorskip("ray")
+    import os
+
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    import ray
+
+    kw = dict(pairs=2, seed=5, plots=False, progress=False)
+    local = tour.run_tournament(["heuristic", "random"], out=tmp_path / "l", workers=1, **kw)
+    try:
+        remote = tour.run_tournament(
+            ["heuristic", "random"], out=tmp_path / "r", workers=2, address="local", **kw
+        )
+    finally:
+        ray.shutdown()
+    assert _table(remote) == _table(local)
+
+
+@pytest.mark.slow
+def test_heuristic_beats_random_in_duplicate_deals(tmp_path):
+    """Quality bar: >= 85% duplicate-deal wins and a clearly positive gain (1,000 pairs)."""
+    cfg = {"random_levels": True, "random_tribute": True}
+    s = tour.run_tournament(
+        ["heuristic", "random"], pairs=1000, seed=2024, out=tmp_path, workers=2, config=cfg
+    )
+    m = s["matchups"][0]
+    assert m["dup_win_rate_ci"][0] >= 0.85
+    assert m["mean_gain_ci"][0] > 1.0
