@@ -8,7 +8,6 @@ seats' hands never show).
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from conftest import (
     card_bits,
     give_back,

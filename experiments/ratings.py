@@ -1,0 +1,162 @@
+"""Statistics of duplicate results: bootstrap intervals per matchup and Bradley–Terry ratings.
+
+Intervals are 95% percentile bootstraps over duplicate *pairs* (the pair is the unit that
+cancels card luck), with a seeded generator so a table is reproducible.
+
+Ratings: Bradley–Terry, ``P(i beats j) = 1 / (1 + exp(θ_j − θ_i))``, fitted by Newton's
+method on the duplicate pair scores (a tie counts half a win each). A weak Gaussian prior
+(``prior_precision``, default 0.01, i.e. a prior sd of 10 logits ≈ 1,700 Elo) keeps the fit
+finite when one agent wins every pair, and centres the ratings (mean 0 logits, shown as mean
+``ELO_BASE`` on the Elo scale, ``400 / ln 10`` Elo per logit). Standard errors come from the
+observed Fisher information (projected to centred ratings); intervals are ±1.96 SE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+ELO_PER_LOGIT = 400.0 / np.log(10.0)
+ELO_BASE = 1500.0
+N_BOOT = 2000
+
+
+def bootstrap_ci(
+    values: Sequence[float] | np.ndarray,
+    weights: Sequence[float] | np.ndarray | None = None,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> tuple[float, float, float]:
+    """``(estimate, low, high)``: the (weighted) mean and its 95% percentile interval.
+
+    With ``weights`` the statistic is ``sum(values) / sum(weights)`` (a ratio such as gain
+    per deal when pairs hold different numbers of deals); ``values`` are then per-pair sums.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    w = np.ones_like(v) if weights is None else np.asarray(weights, dtype=np.float64)
+    if weights is None:
+        est = float(v.mean())
+    else:
+        est = float(v.sum() / w.sum())
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, v.size, size=(n_boot, v.size))
+    boot = v[idx].sum(1) / w[idx].sum(1)
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return est, float(lo), float(hi)
+
+
+def matchup_stats(sides: list[tuple[dict[str, Any], dict[str, Any]]], seed: int = 0) -> dict:
+    """Statistics of one matchup from team A's side of each duplicate pair.
+
+    ``sides`` holds, per pair, A's view of its two games (``arena.team_view``: gain, deals,
+    deals_won, match_points). Returns pair counts, ``dup_win_rate`` (ties count half),
+    ``deal_win_rate`` (share of deals A's team won), ``mean_gain`` (A's signed level gain per
+    deal), ``match_win_rate`` (match mode; capped draws count half), each with ``*_ci``.
+    """
+    from .arena import pair_score
+
+    if not sides:
+        raise ValueError("no finished duplicate pairs to summarise")
+    scores = np.array([pair_score(a, b) for a, b in sides], dtype=np.float64)
+    gains = np.array([a["gain"] + b["gain"] for a, b in sides], dtype=np.float64)
+    deals = np.array([a["deals"] + b["deals"] for a, b in sides], dtype=np.float64)
+    won = np.array([a["deals_won"] + b["deals_won"] for a, b in sides], dtype=np.float64)
+    out: dict[str, Any] = {
+        "pairs": len(sides),
+        "games": 2 * len(sides),
+        "deals": int(deals.sum()),
+        "dup_wins": int((scores == 1.0).sum()),
+        "dup_ties": int((scores == 0.5).sum()),
+        "dup_losses": int((scores == 0.0).sum()),
+    }
+    for name, vals, wts, k in (
+        ("dup_win_rate", scores, None, 1),
+        ("deal_win_rate", won, deals, 2),
+        ("mean_gain", gains, deals, 3),
+    ):
+        est, lo, hi = bootstrap_ci(vals, wts, seed=seed + k)
+        out[name], out[name + "_ci"] = est, [lo, hi]
+    if sides[0][0]["match_points"] is not None:
+        mp = np.array([a["match_points"] + b["match_points"] for a, b in sides]) / 2.0
+        est, lo, hi = bootstrap_ci(mp, seed=seed + 4)
+        out["match_win_rate"], out["match_win_rate_ci"] = est, [lo, hi]
+    return out
+
+
+def bradley_terry(
+    n_agents: int,
+    outcomes: Sequence[tuple[int, int, float]],
+    prior_precision: float = 0.01,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fit Bradley–Terry strengths (logits, centred) and their standard errors.
+
+    ``outcomes`` lists ``(i, j, s)``: one comparison of agent i against agent j in which i
+    scored ``s`` in [0, 1] (1 win, 0.5 tie, 0 loss).
+    """
+    if n_agents < 1:
+        raise ValueError("need at least one agent to rate")
+    if prior_precision <= 0:
+        raise ValueError("prior_precision must be > 0 (it keeps the fit finite)")
+    wins = np.zeros((n_agents, n_agents), dtype=np.float64)
+    games = np.zeros((n_agents, n_agents), dtype=np.float64)
+    for i, j, s in outcomes:
+        if i == j or not (0 <= i < n_agents and 0 <= j < n_agents):
+            raise ValueError(f"bad comparison ({i}, {j}) for {n_agents} agents")
+        if not 0.0 <= s <= 1.0:
+            raise ValueError(f"a comparison score must be in [0, 1], got {s}")
+        wins[i, j] += s
+        wins[j, i] += 1.0 - s
+        games[i, j] += 1.0
+        games[j, i] += 1.0
+    theta = np.zeros(n_agents)
+    lam = prior_precision
+
+    def objective(t: np.ndarray) -> float:
+        d = t[:, None] - t[None, :]
+        return float((wins * -np.logaddexp(0.0, -d)).sum() - 0.5 * lam * (t @ t))
+
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
+        grad = (wins - games * p).sum(1) - lam * theta
+        w = games * p * (1.0 - p)
+        hess = np.diag(w.sum(1)) - w + lam * np.eye(n_agents)
+        step = np.linalg.solve(hess, grad)
+        t_new, f_old = theta + step, objective(theta)
+        while objective(t_new) < f_old - 1e-12 and np.abs(step).max() > 1e-12:
+            step /= 2.0
+            t_new = theta + step
+        theta = t_new
+        if np.abs(step).max() < tol:
+            break
+    p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
+    w = games * p * (1.0 - p)
+    info = np.diag(w.sum(1)) - w + lam * np.eye(n_agents)
+    centre = np.eye(n_agents) - 1.0 / n_agents
+    cov = centre @ np.linalg.inv(info) @ centre
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    return theta - theta.mean(), se
+
+
+def elo_table(names: Sequence[str], outcomes: Sequence[tuple[int, int, float]]) -> list[dict]:
+    """Ratings on the Elo scale with 95% intervals, best first."""
+    theta, se = bradley_terry(len(names), outcomes)
+    rows = []
+    for k, name in enumerate(names):
+        r, h = ELO_BASE + ELO_PER_LOGIT * theta[k], 1.96 * ELO_PER_LOGIT * se[k]
+        rows.append(
+            {
+                "agent": name,
+                "rating": float(r),
+                "rating_ci": [float(r - h), float(r + h)],
+                "se": float(ELO_PER_LOGIT * se[k]),
+                "comparisons": int(sum(1 for i, j, _ in outcomes if k in (i, j))),
+            }
+        )
+    rows.sort(key=lambda x: (-x["rating"], x["agent"]))
+    return rows
