@@ -14,6 +14,7 @@ mode the pair is compared by match points first (win 1, capped draw 0.5), then b
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from agents.base import Agent
 from agents.registry import make_agent
 from guandan_env.aec import AGENTS, raw_env
+from guandan_env.replay import ReplayRecorder
 
 AgentLike = Agent | str
 
@@ -66,8 +68,12 @@ def play_game(
     config: dict | None = None,
     options: dict | None = None,
     agent_seed: int | None = None,
+    replay_path: str | Path | None = None,
 ) -> dict[str, Any]:
     """Play one game (a deal or a match, per ``config["mode"]``) and return its record.
+
+    With ``replay_path`` the game is also saved there as a JSON replay
+    (``guandan_env.replay``; ``python -m experiments.replay FILE`` shows it).
 
     ``agents_by_seat[s]`` plays seat ``s`` (seats 0, 2 are team 0). Each agent is reset with a
     seed derived from ``agent_seed`` (default: ``seed``) and its seat. The record holds
@@ -82,6 +88,8 @@ def play_game(
     cfg = dict(config or {})
     cfg.setdefault("illegal_action", "raise")
     env = raw_env(**cfg)
+    if replay_path is not None:
+        env = ReplayRecorder(env)
     env.reset(seed=int(seed), options=options)
     for seat, agent in enumerate(agents_by_seat):
         agent.reset(seed=derive_seed(seed if agent_seed is None else agent_seed, seat))
@@ -107,6 +115,9 @@ def play_game(
                     "deal_level": int(deal_level),
                 }
             )
+    if replay_path is not None:
+        Path(replay_path).parent.mkdir(parents=True, exist_ok=True)
+        env.save(replay_path, meta={"agents": [a.name for a in agents_by_seat]})
     team_gain = [0, 0]
     for d in deals:
         team_gain[d["winner_team"]] += d["gain"]

@@ -86,7 +86,12 @@ def run_chunk(games: list[dict], config: dict, options: dict | None) -> list[dic
         t = time.perf_counter()
         agents = [_agent(spec, seat) for seat, spec in enumerate(g["seats"])]
         rec = play_game(
-            agents, g["seed"], config, options, agent_seed=derive_seed(g["seed"], g["swap"])
+            agents,
+            g["seed"],
+            config,
+            options,
+            agent_seed=derive_seed(g["seed"], g["swap"]),
+            replay_path=g.get("replay_path"),
         )
         out.append(
             {
@@ -392,8 +397,11 @@ def run_tournament(
     plots: bool = True,
     progress: bool = True,
     max_games: int | None = None,
+    save_replays: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) a tournament and write its outputs; returns the summary.
+
+    ``save_replays`` also writes every game as a JSON replay under ``out/replays/``.
 
     ``max_games`` stops after that many new games (for tests of interrupted runs). With
     ``workers > 1`` the games run in spawned processes, so a script calling this must do so
@@ -431,6 +439,10 @@ def run_tournament(
     already = len(games) - len(todo)
     if max_games is not None:
         todo = todo[:max_games]
+    if save_replays:
+        for g in todo:
+            name = "".join(c if c.isalnum() or c in "-_." else "_" for c in g["id"])
+            g["replay_path"] = str(out / "replays" / f"{name}.json")
     chunks = _chunks(todo, chunk_size)
     if address:
         stream = _run_ray(chunks, cfg, opts or None, address, workers)
@@ -501,6 +513,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="output directory (default results/<name>)")
     p.add_argument("--name", default="tournament", help="run name for the default --out")
     p.add_argument("--no-plots", action="store_true")
+    p.add_argument(
+        "--save-replays", action="store_true", help="also save every game as a JSON replay"
+    )
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
 
@@ -529,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
             options=options,
             plots=not args.no_plots,
             progress=not args.no_progress,
+            save_replays=args.save_replays,
         )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

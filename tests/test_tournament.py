@@ -208,3 +208,24 @@ def test_heuristic_beats_random_in_duplicate_deals(tmp_path):
     m = s["matchups"][0]
     assert m["dup_win_rate_ci"][0] >= 0.85
     assert m["mean_gain_ci"][0] > 1.0
+
+
+def test_save_replays_reproduce_the_games(tmp_path):
+    """Every tournament game saved as a replay replays to the same result (issue 7)."""
+    from guandan_env.replay import load, replay_game
+
+    out = tmp_path / "t"
+    tour.run_tournament(
+        ["random", "random#2"],
+        pairs=2,
+        seed=5,
+        out=out,
+        workers=1,
+        plots=False,
+        progress=False,
+        save_replays=True,
+    )
+    files = sorted((out / "replays").glob("*.json"))
+    assert len(files) == 4
+    for f in files:
+        replay_game(load(f))  # raises ValueError on any mismatch
