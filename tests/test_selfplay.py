@@ -189,6 +189,15 @@ def test_run_dir_is_never_overwritten(tmp_path):
         choose_run_dir({"runs_dir": str(tmp_path), "name": "default"}, named=True)
 
 
+def test_resume_drops_log_rows_after_the_checkpoint(tmp_path):
+    from experiments.selfplay_log import _truncate_csv
+
+    path = tmp_path / "progress.csv"
+    path.write_text("iteration,env_steps\n1,10\n2,20\n3,30\n")
+    _truncate_csv(path, 2)
+    assert path.read_text().splitlines() == ["iteration,env_steps", "1,10", "2,20"]
+
+
 SMOKE_SCRIPT = textwrap.dedent(
     """
     import sys
@@ -232,6 +241,8 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     assert state["iteration"] == 3 and state["env_steps"] > 0 and len(state["league"]) == 3
     evals = (run / "eval.csv").read_text().splitlines()
     assert len(evals) == 3  # header + random + heuristic at iteration 2
+    progress = (run / "progress.csv").read_text().splitlines()[1:]
+    assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3]
 
     # the trained policy loads as an agent and plays a tournament game
     from experiments.tournament import run_tournament

@@ -1,0 +1,184 @@
+"""Logging of a self-play run: TensorBoard scalars, CSV files and the progress line."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+PROGRESS_COLUMNS = [
+    "iteration",
+    "env_steps",
+    "game_steps",
+    "time_s",
+    "iter_s",
+    "env_steps_per_s",
+    "game_steps_per_s",
+    "episode_reward_mean",
+    "reward_vs_snapshot",
+    "reward_vs_random",
+    "reward_vs_heuristic",
+    "policy_loss",
+    "vf_loss",
+    "entropy",
+    "kl",
+    "league_size",
+    "load1",
+]
+EVAL_COLUMNS = [
+    "iteration",
+    "env_steps",
+    "opponent",
+    "pairs",
+    "dup_win_rate",
+    "dup_win_rate_lo",
+    "dup_win_rate_hi",
+    "deal_win_rate",
+    "deal_win_rate_lo",
+    "deal_win_rate_hi",
+    "mean_gain",
+    "mean_gain_lo",
+    "mean_gain_hi",
+]
+
+
+class CsvLog:
+    """Append-only CSV with a fixed header (written once)."""
+
+    def __init__(self, path: Path, columns: list[str]) -> None:
+        self.path, self.columns = path, columns
+        if not path.exists():
+            with path.open("w", newline="") as f:
+                csv.writer(f).writerow(columns)
+
+    def write(self, row: dict[str, Any]) -> None:
+        with self.path.open("a", newline="") as f:
+            csv.writer(f).writerow([_fmt(row.get(c)) for c in self.columns])
+
+
+def _truncate_csv(path: Path, max_iteration: int) -> None:
+    """Keep the header and the rows whose ``iteration`` is at most ``max_iteration``."""
+    if not path.exists():
+        return
+    with path.open(newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return
+    col = rows[0].index("iteration")
+    keep = [rows[0]] + [r for r in rows[1:] if r and int(r[col]) <= max_iteration]
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows(keep)
+
+
+def _fmt(v: Any) -> Any:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return v
+
+
+class RunLogger:
+    """TensorBoard events plus ``progress.csv``/``eval.csv`` in the run directory."""
+
+    def __init__(self, run_dir: Path, resume_at: tuple[int, int] | None = None) -> None:
+        """``resume_at=(iteration, env_steps)`` of the restored checkpoint: logged rows and
+        TensorBoard events after it (from iterations that were not checkpointed) are dropped."""
+        from torch.utils.tensorboard import SummaryWriter
+
+        purge = None
+        if resume_at is not None:
+            it, steps = resume_at
+            for name in ("progress.csv", "eval.csv"):
+                _truncate_csv(run_dir / name, it)
+            purge = steps + 1
+        self.writer = SummaryWriter(log_dir=str(run_dir), purge_step=purge)
+        self.progress = CsvLog(run_dir / "progress.csv", PROGRESS_COLUMNS)
+        self.evals = CsvLog(run_dir / "eval.csv", EVAL_COLUMNS)
+
+    def scalars(self, values: dict[str, float | None], step: int) -> None:
+        for tag, v in values.items():
+            if v is not None and math.isfinite(float(v)):
+                self.writer.add_scalar(tag, float(v), global_step=step)
+
+    def iteration(self, row: dict[str, Any], extra: dict[str, float | None]) -> None:
+        step = int(row["env_steps"])
+        self.progress.write(row)
+        self.scalars(
+            {
+                "train/episode_reward_mean": row.get("episode_reward_mean"),
+                "loss/policy": row.get("policy_loss"),
+                "loss/value": row.get("vf_loss"),
+                "loss/entropy": row.get("entropy"),
+                "loss/kl": row.get("kl"),
+                "perf/env_steps_per_s": row.get("env_steps_per_s"),
+                "perf/game_steps_per_s": row.get("game_steps_per_s"),
+                "perf/iteration_s": row.get("iter_s"),
+                "league/size": row.get("league_size"),
+                **extra,
+            },
+            step,
+        )
+
+    def evaluation(self, iteration: int, env_steps: int, opponent: str, stats: dict) -> None:
+        row = {"iteration": iteration, "env_steps": env_steps, "opponent": opponent}
+        row["pairs"] = stats["pairs"]
+        for k in ("dup_win_rate", "deal_win_rate", "mean_gain"):
+            row[k] = stats[k]
+            row[k + "_lo"], row[k + "_hi"] = stats[k + "_ci"]
+        self.evals.write(row)
+        tag = f"eval/{opponent}"
+        self.scalars(
+            {
+                f"{tag}/win_rate": stats["dup_win_rate"],
+                f"{tag}/win_rate_ci_low": stats["dup_win_rate_ci"][0],
+                f"{tag}/win_rate_ci_high": stats["dup_win_rate_ci"][1],
+                f"{tag}/deal_win_rate": stats["deal_win_rate"],
+                f"{tag}/mean_level_gain": stats["mean_gain"],
+                f"{tag}/mean_level_gain_ci_low": stats["mean_gain_ci"][0],
+                f"{tag}/mean_level_gain_ci_high": stats["mean_gain_ci"][1],
+            },
+            env_steps,
+        )
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.flush()
+        self.writer.close()
+
+
+def fmt_count(n: float) -> str:
+    if n >= 1e6:
+        return f"{n / 1e6:.2f}M"
+    if n >= 1e3:
+        return f"{n / 1e3:.1f}k"
+    return f"{n:.0f}"
+
+
+def fmt_eval(opponent: str, stats: dict) -> str:
+    lo, hi = stats["dup_win_rate_ci"]
+    glo, ghi = stats["mean_gain_ci"]
+    return (
+        f"vs {opponent}: win {stats['dup_win_rate']:.2f} [{lo:.2f},{hi:.2f}] "
+        f"gain {stats['mean_gain']:+.2f} [{glo:+.2f},{ghi:+.2f}]"
+    )
+
+
+def progress_line(row: dict[str, Any], evals: dict[str, dict]) -> str:
+    def f(key: str, spec: str) -> str:
+        v = row.get(key)
+        return "-" if v is None else format(v, spec)
+
+    parts = [
+        f"it {row['iteration']:4d}",
+        f"steps {fmt_count(row['env_steps']):>7} (game {fmt_count(row['game_steps'])})",
+        f"{row['env_steps_per_s']:6.0f} st/s",
+        f"({row['iter_s']:.1f} s)",
+        f"ent {f('entropy', '.2f')} kl {f('kl', '.4f')} vf {f('vf_loss', '.2f')}",
+        f"league {row['league_size']}",
+    ]
+    line = "  ".join(parts)
+    if evals:
+        line += "  | " + " | ".join(fmt_eval(k, v) for k, v in evals.items())
+    return line
