@@ -68,31 +68,10 @@ def check_env_config(config: Mapping | None) -> dict:
     return cfg
 
 
-class _UniformRandom:
-    """Stand-in for ``random`` while ``agents.registry`` is not there yet."""
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict, info: dict) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        return int(legal[self.rng.integers(legal.size)])
-
-
 def make_baseline(kind: str, seed: int | None):
     """A baseline agent (``random`` or ``heuristic``) from the agent registry."""
-    try:
-        from agents.registry import make_agent
-    except ImportError:
-        if kind == "random":
-            return _UniformRandom(seed)
-        raise
+    from agents.registry import make_agent
+
     return make_agent(kind, seed)
 
 

@@ -16,23 +16,7 @@ import gymnasium as gym
 import numpy as np
 
 from .aec import AGENTS, raw_env
-
-
-class UniformRandomPolicy:
-    """Uniform over legal actions, seeded; the default for seats without a policy."""
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: dict, info: dict) -> int:
-        legal = np.flatnonzero(observation["action_mask"])
-        return int(legal[self.rng.integers(legal.size)])
+from .policies import UniformRandomPolicy
 
 
 class SingleAgentEnv(gym.Env):
