@@ -16,6 +16,7 @@ import numpy as np
 
 from . import actions as T
 from . import movegen
+from .api import declaration_text
 from .cards import (
     COPIES,
     HAND_SIZE,
@@ -292,8 +293,6 @@ class Game:
         return faces
 
     def explain_illegal(self, a: int) -> str:
-        from .api import declaration_text
-
         seat = self.to_act
         what = f"action {a} ({declaration_text(a, self.level)}) by seat {seat}"
         kind = int(T.KIND[a])
