@@ -69,6 +69,8 @@ def _build_atom_idx() -> np.ndarray:
 
 
 ATOM_IDX = _build_atom_idx()
+# atom rows actually used by each action (the rest are the always-true padding)
+ATOM_ROWS = (ATOM_IDX != TRUE_ATOM).sum(0).astype(np.intp)
 _PLAY = np.arange(T.NUM_ACTIONS) < T.RETURN_BASE
 _PLAY_NO_PASS = _PLAY.copy()
 _PLAY_NO_PASS[T.PASS_ACTION] = False
@@ -99,8 +101,12 @@ def _plain_straight_lut() -> np.ndarray:
 _PS_LUT = _plain_straight_lut()
 
 
-def hand_atoms(counts: np.ndarray, level: int) -> np.ndarray:
-    """Atom vector (``bool[NUM_ATOMS]``) of one hand (``uint8[54]`` face counts) at ``level``."""
+def hand_atoms(counts: np.ndarray, level: int, plain_straights: bool = True) -> np.ndarray:
+    """Atom vector (``bool[NUM_ATOMS]``) of one hand (``uint8[54]`` face counts) at ``level``.
+
+    ``plain_straights=False`` skips the ``PS`` atoms (left False): only plain straights
+    without wildcards read them, so a caller that checks no such action may skip them.
+    """
     out = np.empty(NUM_ATOMS, dtype=bool)
     wild_face = level * 4 + HEARTS
     natural = np.array(counts[:52], dtype=np.uint8)
@@ -114,8 +120,11 @@ def hand_atoms(counts: np.ndarray, level: int) -> np.ndarray:
     np.greater_equal(wilds, _AR3, out=out[WGE_BASE:FACE_BASE])
     present = out[FACE_BASE:PS_BASE]
     np.greater(natural, 0, out=present)
-    suit_masks = present.reshape(NUM_NATURAL_RANKS, 4) @ _SUIT_BITS
-    out[PS_BASE:] = _PS_LUT[suit_masks[_WINDOWS] @ _POW16]
+    if plain_straights:
+        suit_masks = present.reshape(NUM_NATURAL_RANKS, 4) @ _SUIT_BITS
+        out[PS_BASE:] = _PS_LUT[suit_masks[_WINDOWS] @ _POW16]
+    else:
+        out[PS_BASE:] = False
     return out
 
 
@@ -271,12 +280,34 @@ class _FollowIndex:
         playable = _PLAY_NO_PASS
         for arr in (self.start, self.end, self.bomb_start, self.bomb_end):
             arr[~playable] = 0
+        # cut each slice where the number of atom rows its actions need changes (e.g. rank
+        # bombs need 2, straight flushes 5), so the gather reads only the rows in use
+        rows = ATOM_ROWS[order]
+        cuts = np.flatnonzero(np.diff(rows)) + 1
         self.slices = [
-            ((int(s1), int(e1)), (int(s2), int(e2)))
+            self._segments(int(s1), int(e1), rows, cuts)
+            + self._segments(int(s2), int(e2), rows, cuts)
             for s1, e1, s2, e2 in zip(
                 self.start, self.end, self.bomb_start, self.bomb_end, strict=True
             )
         ]
+
+    @staticmethod
+    def _segments(start: int, end: int, rows: np.ndarray, cuts: np.ndarray) -> tuple:
+        """``(start, end, atom rows)`` pieces of one slice, merging runs with few rows."""
+        if end <= start:
+            return ()
+        inner = [int(c) for c in cuts if start < c < end]
+        bounds = [start, *inner, end]
+        pieces = [(a, b, int(rows[a:b].max())) for a, b in zip(bounds, bounds[1:], strict=False)]
+        merged: list[tuple[int, int, int]] = []
+        for a, b, r in pieces:  # small pieces cost more in call overhead than in gathering
+            if merged and (b - a < 64 or merged[-1][1] - merged[-1][0] < 64):
+                pa, _, pr = merged[-1]
+                merged[-1] = (pa, b, max(pr, r))
+            else:
+                merged.append((a, b, r))
+        return tuple(merged)
 
 
 _FOLLOW: dict[int, _FollowIndex] = {}
@@ -291,23 +322,25 @@ def _follow_index(level: int) -> _FollowIndex:
 
 def follow_mask(counts: np.ndarray, level: int, last: int) -> np.ndarray:
     """Legal actions when following ``last`` (R-5.2): pass, or a combination that beats it."""
-    return follow_mask_from_atoms(hand_atoms(counts, level), level, last)
+    # only a plain straight on the table makes plain straights candidates (PS atoms)
+    atoms = hand_atoms(counts, level, plain_straights=T.KIND[last] == T.STRAIGHT)
+    return follow_mask_from_atoms(atoms, level, last)
 
 
 def follow_mask_from_atoms(atoms: np.ndarray, level: int, last: int) -> np.ndarray:
     """``follow_mask`` for a hand given by its atoms (callers may cache them per hand).
 
-    Only the two candidate slices of the level's ordering are checked against the hand.
+    Only the candidate slices of the level's ordering are checked against the hand, each
+    with just the atom rows its actions use.
     """
     if not _PLAY_NO_PASS[last]:
         raise ValueError(f"action {last} is not a play that can be on the table (R-5.2)")
     fi = _follow_index(level)
     m = np.zeros(T.NUM_ACTIONS, dtype=bool)
     m[T.PASS_ACTION] = True
-    for start, end in fi.slices[last]:
-        if end > start:
-            ok = atoms[fi.atom_idx[:, start:end]].all(0)
-            m[fi.order[start:end][ok]] = True
+    for start, end, rows in fi.slices[last]:
+        ok = atoms[fi.atom_idx[:rows, start:end]].all(0)
+        m[fi.order[start:end][ok]] = True
     return m
 
 
