@@ -69,8 +69,6 @@ def _build_atom_idx() -> np.ndarray:
 
 
 ATOM_IDX = _build_atom_idx()
-# atom rows actually used by each action (the rest are the always-true padding)
-ATOM_ROWS = (ATOM_IDX != TRUE_ATOM).sum(0).astype(np.intp)
 _PLAY = np.arange(T.NUM_ACTIONS) < T.RETURN_BASE
 _PLAY_NO_PASS = _PLAY.copy()
 _PLAY_NO_PASS[T.PASS_ACTION] = False
@@ -280,34 +278,12 @@ class _FollowIndex:
         playable = _PLAY_NO_PASS
         for arr in (self.start, self.end, self.bomb_start, self.bomb_end):
             arr[~playable] = 0
-        # cut each slice where the number of atom rows its actions need changes (e.g. rank
-        # bombs need 2, straight flushes 5), so the gather reads only the rows in use
-        rows = ATOM_ROWS[order]
-        cuts = np.flatnonzero(np.diff(rows)) + 1
         self.slices = [
-            self._segments(int(s1), int(e1), rows, cuts)
-            + self._segments(int(s2), int(e2), rows, cuts)
+            ((int(s1), int(e1)), (int(s2), int(e2)))
             for s1, e1, s2, e2 in zip(
                 self.start, self.end, self.bomb_start, self.bomb_end, strict=True
             )
         ]
-
-    @staticmethod
-    def _segments(start: int, end: int, rows: np.ndarray, cuts: np.ndarray) -> tuple:
-        """``(start, end, atom rows)`` pieces of one slice, merging runs with few rows."""
-        if end <= start:
-            return ()
-        inner = [int(c) for c in cuts if start < c < end]
-        bounds = [start, *inner, end]
-        pieces = [(a, b, int(rows[a:b].max())) for a, b in zip(bounds, bounds[1:], strict=False)]
-        merged: list[tuple[int, int, int]] = []
-        for a, b, r in pieces:  # small pieces cost more in call overhead than in gathering
-            if merged and (b - a < 64 or merged[-1][1] - merged[-1][0] < 64):
-                pa, _, pr = merged[-1]
-                merged[-1] = (pa, b, max(pr, r))
-            else:
-                merged.append((a, b, r))
-        return tuple(merged)
 
 
 _FOLLOW: dict[int, _FollowIndex] = {}
@@ -330,17 +306,17 @@ def follow_mask(counts: np.ndarray, level: int, last: int) -> np.ndarray:
 def follow_mask_from_atoms(atoms: np.ndarray, level: int, last: int) -> np.ndarray:
     """``follow_mask`` for a hand given by its atoms (callers may cache them per hand).
 
-    Only the candidate slices of the level's ordering are checked against the hand, each
-    with just the atom rows its actions use.
+    Only the two candidate slices of the level's ordering are checked against the hand.
     """
     if not _PLAY_NO_PASS[last]:
         raise ValueError(f"action {last} is not a play that can be on the table (R-5.2)")
     fi = _follow_index(level)
     m = np.zeros(T.NUM_ACTIONS, dtype=bool)
     m[T.PASS_ACTION] = True
-    for start, end, rows in fi.slices[last]:
-        ok = atoms[fi.atom_idx[:rows, start:end]].all(0)
-        m[fi.order[start:end][ok]] = True
+    for start, end in fi.slices[last]:
+        if end > start:
+            ok = atoms[fi.atom_idx[:, start:end]].all(0)
+            m[fi.order[start:end][ok]] = True
     return m
 
 
