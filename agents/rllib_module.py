@@ -26,6 +26,8 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
 
+from guandan_env.config_keys import merge_known
+
 OBS_KEY = "observation"
 MASK_KEY = "action_mask"
 MASK_VALUE = float(torch.finfo(torch.float32).min)
@@ -38,13 +40,7 @@ DEFAULT_MODEL_CONFIG: dict[str, Any] = {
 
 def check_model_config(model_config: dict | None) -> dict:
     """Merge over the defaults; unknown keys raise ``ValueError`` naming them."""
-    model_config = dict(model_config or {})
-    unknown = sorted(set(model_config) - set(DEFAULT_MODEL_CONFIG))
-    if unknown:
-        raise ValueError(
-            f"unknown model config key(s) {unknown}; valid keys: {sorted(DEFAULT_MODEL_CONFIG)}"
-        )
-    cfg = {**DEFAULT_MODEL_CONFIG, **model_config}
+    cfg = merge_known(DEFAULT_MODEL_CONFIG, model_config, "model config")
     cfg["hidden"] = [int(h) for h in cfg["hidden"]]
     if not cfg["hidden"] or min(cfg["hidden"]) < 1:
         raise ValueError(f"model hidden sizes must be positive, got {cfg['hidden']}")

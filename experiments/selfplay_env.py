@@ -34,6 +34,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from agents.rllib_module import GuandanNet
 from guandan_env.aec import AGENTS, raw_env
+from guandan_env.config_keys import merge_known
 
 OPPONENT_KINDS = ("self", "snapshot", "random", "heuristic")
 DEFAULT_ENV_CONFIG: dict[str, Any] = {
@@ -48,14 +49,8 @@ DEFAULT_ENV_CONFIG: dict[str, Any] = {
 
 def check_env_config(config: Mapping | None) -> dict:
     """Merge over the defaults; unknown keys or bad probabilities raise ``ValueError``."""
-    config = dict(config or {})
     # RLlib passes an EnvContext (a dict subclass with worker_index etc. as attributes)
-    unknown = sorted(set(config) - set(DEFAULT_ENV_CONFIG))
-    if unknown:
-        raise ValueError(
-            f"unknown self-play env config key(s) {unknown}; valid: {sorted(DEFAULT_ENV_CONFIG)}"
-        )
-    cfg = {**DEFAULT_ENV_CONFIG, **config}
+    cfg = merge_known(DEFAULT_ENV_CONFIG, dict(config or {}), "self-play env config")
     probs = dict(cfg["opponents"])
     bad = sorted(set(probs) - set(OPPONENT_KINDS))
     if bad:

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .cards import parse_hand, parse_rank
+from .config_keys import merge_known
 from .engine import Game, team_of
 
 DEFAULT_CONFIG = dict(
@@ -27,12 +28,7 @@ SCENARIO_KEYS = ("hands", "levels", "leveling_team", "previous_order", "leader",
 
 def check_config(config: dict) -> dict:
     """Merge ``config`` over the defaults; unknown keys or bad values raise ``ValueError``."""
-    unknown = sorted(set(config) - set(DEFAULT_CONFIG))
-    if unknown:
-        raise ValueError(
-            f"unknown env config key(s) {unknown}; valid keys: {sorted(DEFAULT_CONFIG)}"
-        )
-    cfg = {**DEFAULT_CONFIG, **config}
+    cfg = merge_known(DEFAULT_CONFIG, config, "env config")
     if cfg["mode"] not in ("deal", "match"):
         raise ValueError(f"mode must be 'deal' or 'match', got {cfg['mode']!r}")
     if cfg["illegal_action"] not in ("raise", "penalize"):
