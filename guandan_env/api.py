@@ -6,6 +6,8 @@ card text (R-1.4) and a level rank written ``2``…``A``.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from . import actions as T
@@ -91,7 +93,11 @@ def cards_for_action(hand: str, level: str, action: int) -> list[str]:
 
 def declaration_text(action: int, level: int) -> str:
     """Readable declaration, e.g. ``three_pairs 33-44-55`` or ``straight_flush S 3-4-5-6-7``."""
-    a = int(action)
+    return _declaration_text(int(action), int(level))
+
+
+@lru_cache(maxsize=None)  # at most NUM_ACTIONS x 13 short strings
+def _declaration_text(a: int, level: int) -> str:
     kind = int(T.KIND[a])
     name = T.KIND_NAMES[kind]
     key = int(T.KEY[a])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import actions as T
-from . import movegen
+from . import movegen, vector_mask
 from .api import declaration_text
 from .cards import (
     COPIES,
@@ -106,7 +106,8 @@ class Game:
     move_in_trick: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # 0/1 pass/2 play
     result: DealResult | None = None
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
-    _atoms_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
+    # per seat: (hand bytes, level, vector_mask.hand_words), rebuilt when that hand changes
+    _lead_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -239,23 +240,26 @@ class Game:
         raise RuntimeError("no seat holds cards")
 
     def legal_mask(self) -> np.ndarray:
-        """``bool[NUM_ACTIONS]`` for the seat to act; all False once the deal is over."""
+        """``bool[NUM_ACTIONS]`` for the seat to act; all False once the deal is over.
+
+        Play: the plays the hand's cards allow (cached per hand) AND the table row — every
+        play when leading (R-5.1), pass and what beats the table play when following (R-5.2,
+        R-4); both bit-packed (``vector_mask``), the same rows as the batched engine.
+        """
         if self.phase == "play":
-            atoms = self._hand_atoms(self.to_act)
-            if self.last_action < 0:
-                return movegen.mask_from_atoms(atoms)
-            return movegen.follow_mask_from_atoms(atoms, self.level, self.last_action)
+            table = vector_mask.table_words(self.level, self.last_action)
+            return vector_mask.unpack_one(self._hand_words(self.to_act) & table)
         if self.phase == "return":
             return movegen.return_mask(self.hands[self.to_act], self.level)
         return np.zeros(T.NUM_ACTIONS, dtype=bool)
 
-    def _hand_atoms(self, seat: int) -> np.ndarray:
-        """Move-generator atoms of a seat's hand, cached until that hand changes."""
+    def _hand_words(self, seat: int) -> np.ndarray:
+        """``vector_mask.hand_words`` of a seat, cached until its hand (or the level) changes."""
         key = self.hands[seat].tobytes()
-        cached = self._atoms_cache[seat]
+        cached = self._lead_cache[seat]
         if cached is None or cached[0] != key or cached[1] != self.level:
-            cached = (key, self.level, movegen.hand_atoms(self.hands[seat], self.level))
-            self._atoms_cache[seat] = cached
+            cached = (key, self.level, vector_mask.hand_words(self.hands[seat], self.level))
+            self._lead_cache[seat] = cached
         return cached[2]
 
     @property
@@ -406,9 +410,8 @@ class Game:
         self.start_deal(previous_order=self.result.order)
 
     # ------------------------------------------------------------------ observation
-    def obs_inputs(self, seat: int) -> ObsInputs:
-        """This table as a batch of one for the observation encoder, seen from ``seat``."""
-        following = self.phase == "play" and self.last_action >= 0
+    def finish_places(self) -> list[int]:
+        """Per seat: 0 still playing, else its place 1..4; in a 双下 both losers are 4th (R-6.2)."""
         place = [0, 0, 0, 0]
         if self.result is not None:
             for i, s in enumerate(self.result.order):
@@ -418,13 +421,25 @@ class Game:
         else:
             for i, s in enumerate(self.finish_order):
                 place[s] = i + 1
-        tface, tret, tto, trecv = [-1] * 4, [-1] * 4, [-1] * 4, [False] * 4
+        return place
+
+    def tribute_facts(self) -> tuple[list[int], list[bool], list[int], list[int]]:
+        """Per seat: face given as tribute (-1), received a tribute, face returned (-1) and
+        the seat it was returned to (-1)."""
+        tface, trecv, tret, tto = [-1] * 4, [False] * 4, [-1] * 4, [-1] * 4
         for t in self.tributes:
             tface[t.giver] = t.face
             trecv[t.receiver] = True
             if t.returned >= 0:
                 tret[t.receiver] = t.returned
                 tto[t.receiver] = t.giver
+        return tface, trecv, tret, tto
+
+    def obs_inputs(self, seat: int) -> ObsInputs:
+        """This table as a batch of one for the batched observation encoder, seen from
+        ``seat`` (the AEC env uses ``observation.encode_game``, tested equal)."""
+        following = self.phase == "play" and self.last_action >= 0
+        tface, trecv, tret, tto = self.tribute_facts()
         return ObsInputs(
             seat=np.array([seat]),
             hands=self.hands[None],
@@ -438,7 +453,7 @@ class Game:
             table_cards=self.last_cards[None, max(self.last_seat, 0)],
             move_in_trick=np.array([self.move_in_trick]),
             last_cards=self.last_cards[None],
-            finish_place=np.array([place]),
+            finish_place=np.array([self.finish_places()]),
             tribute_face=np.array([tface]),
             tribute_received=np.array([trecv]),
             return_face=np.array([tret]),

@@ -179,7 +179,7 @@ def _hand_state(counts: np.ndarray, levels: np.ndarray):
     n = counts.shape[0]
     rows = np.arange(n)
     wild_face = levels * 4 + HEARTS
-    natural = np.ascontiguousarray(counts[:, :52])
+    natural = counts[:, :52].copy()  # never a view: the wildcard column is zeroed below
     wilds = natural[rows, wild_face]
     natural[rows, wild_face] = 0
     # the 4 suit counts (0..2) of a rank are the 4 bytes of one little-endian uint32
@@ -241,6 +241,64 @@ def play_masks_packed(counts: np.ndarray, levels: np.ndarray, lasts: np.ndarray)
     row = np.where(lasts >= 0, 1 + levels * T.NUM_ACTIONS + lasts, 0)
     acc &= _table_rows(levels)[row]
     return acc
+
+
+# ---------------------------------------------------------------------------------------------
+# one hand (the AEC engine's path): the same rows, group states computed in scalar Python
+
+_STATE_ID_L = _STATE_ID.tolist()
+_WILDCARD_FACE = [lv * 4 + HEARTS for lv in range(NUM_NATURAL_RANKS)]
+
+
+def merged_index_one(counts: np.ndarray, level: int) -> list[int]:
+    """``merged_index`` of one hand, in scalar Python: ~6 µs against ~25 µs for the batched
+    function at ``B = 1`` (tested equal)."""
+    c = counts.tolist()
+    wild_face = _WILDCARD_FACE[level]
+    wilds = c[wild_face]
+    c[wild_face] = 0
+    state = []
+    suits = []
+    for r in range(NUM_NATURAL_RANKS):
+        s0, s1, s2, s3 = c[4 * r : 4 * r + 4]
+        m = (s0 > 0) | (s1 > 0) << 1 | (s2 > 0) << 2 | (s3 > 0) << 3
+        suits.append(m)
+        state.append(_STATE_ID_L[(s0 + s1 + s2 + s3) * 16 + m])
+    ext = [suits[12], *suits]  # the ace also plays low in straights
+    ps = 0
+    for w in range(10):  # plain straight: all five ranks held, not one single suit (R-3.3)
+        m0, m1, m2, m3, m4 = ext[w : w + 5]
+        if m0 and m1 and m2 and m3 and m4:
+            both = m0 | m1 | m2 | m3 | m4
+            if both & (both - 1):
+                ps |= 1 << w
+    idx = [k * _PAIR_ROWS + state[2 * k] * _NUM_STATES + state[2 * k + 1] for k in range(6)]
+    idx.append(_A_BASE + state[12] * 27 + c[52] * 9 + c[53] * 3 + wilds)
+    idx.append(_MPS_BASE + ps)
+    return idx
+
+
+def hand_words(counts: np.ndarray, level: int) -> np.ndarray:
+    """``uint64 (MASK_WORDS,)``: the plays one hand's cards allow, pass bit set; AND it with
+    ``table_words`` for the trick state (as ``play_masks_packed`` does for a batch)."""
+    acc = np.bitwise_or.reduce(MERGED.take(merged_index_one(counts, level), axis=0), axis=0)
+    return np.invert(acc, out=acc)
+
+
+def table_words(level: int, last: int) -> np.ndarray:
+    """``uint64 (MASK_WORDS,)``: the table row of ``play_masks_packed`` for one table —
+    every play but pass when leading (``last < 0``, R-5.1), else pass and what beats
+    ``last`` (R-5.2, R-4)."""
+    if last < 0:
+        return _TABLE_ROWS[0]
+    if not _TABLE_DONE[level]:
+        _table_rows(np.array([level]))
+    return _TABLE_ROWS[1 + level * T.NUM_ACTIONS + last]
+
+
+def unpack_one(words: np.ndarray) -> np.ndarray:
+    """``uint64 (MASK_WORDS,)`` → ``bool (NUM_ACTIONS,)`` (a new array)."""
+    return np.unpackbits(words.view(np.uint8), count=T.NUM_ACTIONS).view(bool)
 
 
 def unpack_masks(packed: np.ndarray) -> np.ndarray:
