@@ -6,7 +6,7 @@ card text (R-1.4) and a level rank written ``2``…``A``.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -96,7 +96,7 @@ def declaration_text(action: int, level: int) -> str:
     return _declaration_text(int(action), int(level))
 
 
-@lru_cache(maxsize=None)  # at most NUM_ACTIONS x 13 short strings
+@cache  # at most NUM_ACTIONS x 13 short strings
 def _declaration_text(a: int, level: int) -> str:
     kind = int(T.KIND[a])
     name = T.KIND_NAMES[kind]
