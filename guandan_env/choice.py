@@ -27,28 +27,28 @@ _SF_WINDOWS = [T.seq_ranks(T.STRAIGHT_FLUSH, k) for k in T.seq_keys(T.STRAIGHT_F
 _WINDOWS_OF_RANK = [[w for w in _SF_WINDOWS if r in w] for r in range(NUM_NATURAL_RANKS)]
 
 
-def _completable(counts: list[int], suit: int, window: list[int], wilds: int, wild_face: int):
+def _missing(counts: list[int], suit: int, window: list[int], wild_face: int) -> int:
+    """Cards of a straight-flush window in ``suit`` that the hand lacks (♥N not counted)."""
     missing = 0
     for r in window:
         f = r * 4 + suit
         if f == wild_face or counts[f] == 0:
             missing += 1
-    return missing <= wilds
+    return missing
 
 
 def sf_loss(counts: list[int], face: int, wilds: int, wild_face: int) -> int:
     """Straight-flush windows the hand could complete that removing one copy of ``face``
     would break (0 when the face is held twice)."""
-    if counts[face] != 1 or face >= 52:
+    if counts[face] != 1 or face >= 52 or face == wild_face:
         return 0
     r, s = divmod(face, 4)
     loss = 0
     for w in _WINDOWS_OF_RANK[r]:
-        if _completable(counts, s, w, wilds, wild_face):
-            counts[face] -= 1
-            if not _completable(counts, s, w, wilds, wild_face):
-                loss += 1
-            counts[face] += 1
+        # removing the held face adds one missing card: a window the wildcards complete
+        # exactly (missing == wilds) is broken, one with spare wildcards is not
+        if _missing(counts, s, w, wild_face) == wilds:
+            loss += 1
     return loss
 
 
@@ -65,6 +65,12 @@ def pick_face(counts: list[int], rank: int, wilds: int, wild_face: int) -> int:
     return best
 
 
+# per action: (rank, natural cards of that rank) in rank order, as plain ints
+_NATURAL_RANKS: list[list[tuple[int, int]]] = [
+    [(int(r), int(T.NAT[a, r])) for r in np.flatnonzero(T.NAT[a])] for a in range(T.NUM_ACTIONS)
+]
+
+
 def choose_cards(counts: np.ndarray, level: int, action: int) -> list[int]:
     """Faces played by ``action`` from a hand known to allow it (see ``legal``)."""
     kind = int(T.KIND[action])
@@ -79,14 +85,13 @@ def choose_cards(counts: np.ndarray, level: int, action: int) -> list[int]:
     for _ in range(n_wilds):
         hand[wild_face] -= 1
     wilds_left = hand[wild_face]
-    nat = T.NAT[action]
+    nat = _NATURAL_RANKS[action]
     if kind == T.STRAIGHT_FLUSH:
         suit = int(T.SUIT[action])
-        return chosen + [int(r) * 4 + suit for r in np.flatnonzero(nat)]
+        return chosen + [r * 4 + suit for r, _ in nat]
     naturals: list[int] = []
-    for r in np.flatnonzero(nat):
-        r = int(r)
-        for _ in range(int(nat[r])):
+    for r, copies in nat:
+        for _ in range(copies):
             if r == BJ_RANK:
                 f = BJ_FACE
             elif r == RJ_RANK:

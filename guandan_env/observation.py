@@ -204,6 +204,7 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
 _BIT_PAIRS = np.array([[0, 0], [1, 0], [1, 1]], dtype=np.float32)  # count 0..2 -> 2 bits
 _ZERO_ROW = 13
 _TWOS = np.full(NUM_FACES, 2, dtype=np.uint8)  # copies of each face in the two decks
+_TWO_ZERO_ROWS = np.zeros((2, NUM_FACES), dtype=np.uint8)  # stack rows 12 (unseen), 13
 # rows of the stacked counts (hands 0-3, played 4-7, latest plays 8-11, unseen 12, zeros 13)
 # that form the card-set slices, in OBS_FIELDS order, per observer seat and per table row
 # (index 0..3: the latest play of that seat is on the table; 4: leading, nothing to beat)
@@ -249,13 +250,10 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     """Observation ``float32 (OBS_DIM,)`` of ``seat`` at table ``g``: equal to
     ``encode(g.obs_inputs(seat))[0]``, computed with scalar Python (see module docstring)."""
     following = g.phase == "play" and g.last_action >= 0
-    stack = np.empty((14, NUM_FACES), dtype=np.uint8)
-    stack[0:4] = g.hands
-    stack[4:8] = g.played
-    stack[8:12] = g.last_cards
-    np.subtract(_TWOS, g.hands[seat], out=stack[12])
-    stack[12] -= g.played.sum(0, dtype=np.uint8)
-    stack[13] = 0
+    stack = np.concatenate((g.hands, g.played, g.last_cards, _TWO_ZERO_ROWS))
+    unseen = stack[12]  # 2 - own hand - everything played
+    np.subtract(_TWOS, g.hands[seat], out=unseen)
+    np.subtract(unseen, np.add.reduce(g.played, 0, dtype=np.uint8), out=unseen)
     out = np.zeros(OBS_DIM, dtype=np.float32)
     rows = _CARD_ROWS[seat, g.last_seat if following else 4]
     cards = out[:_CARDS_END].reshape(_CARD_SETS, NUM_FACES, 2)

@@ -297,8 +297,10 @@ def table_words(level: int, last: int) -> np.ndarray:
 
 
 def unpack_one(words: np.ndarray) -> np.ndarray:
-    """``uint64 (MASK_WORDS,)`` → ``bool (NUM_ACTIONS,)`` (a new array)."""
-    return np.unpackbits(words.view(np.uint8), count=T.NUM_ACTIONS).view(bool)
+    """``uint64 (MASK_WORDS,)`` → ``bool (NUM_ACTIONS,)`` (a new array).
+
+    Unpacks every bit, then slices: ``np.unpackbits(..., count=...)`` is 3x slower."""
+    return np.unpackbits(words.view(np.uint8))[: T.NUM_ACTIONS].view(bool)
 
 
 def unpack_masks(packed: np.ndarray) -> np.ndarray:
