@@ -11,21 +11,22 @@ from functools import cache
 import numpy as np
 
 from . import actions as T
-from . import movegen
+from . import movegen, vector_mask
 from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand, parse_rank
 from .choice import choose_cards
 
 
 def _play_mask(counts: np.ndarray, level: int, last: int | None) -> np.ndarray:
+    """The engine's single-hand path (``vector_mask.play_mask_one``)."""
     if last is None:
-        return movegen.lead_mask(counts, level)
+        return vector_mask.play_mask_one(counts, level, -1)
     last = T.check_action(last)
     if T.KIND[last] in (T.PASS, T.RETURN):
         raise ValueError(
             f"action {last} ({T.KIND_NAMES[T.KIND[last]]}) cannot be the play on the table: "
             "only a combination can be followed (R-5.2)"
         )
-    return movegen.follow_mask(counts, level, last)
+    return vector_mask.play_mask_one(counts, level, last)
 
 
 def legal_actions(hand: str, level: str, last: int | None = None) -> list[int]:

@@ -296,6 +296,13 @@ def table_words(level: int, last: int) -> np.ndarray:
     return _TABLE_ROWS[1 + level * T.NUM_ACTIONS + last]
 
 
+def play_mask_one(counts: np.ndarray, level: int, last: int) -> np.ndarray:
+    """``bool (NUM_ACTIONS,)`` play mask of one hand: leading when ``last < 0`` (R-5.1), else
+    pass and the plays that beat ``last`` (R-5.2). Equal to ``movegen.lead_mask`` /
+    ``movegen.follow_mask``, ~10 µs against ~20 µs for the atom gather at one hand."""
+    return unpack_one(hand_words(counts, level) & table_words(level, last))
+
+
 def unpack_one(words: np.ndarray) -> np.ndarray:
     """``uint64 (MASK_WORDS,)`` → ``bool (NUM_ACTIONS,)`` (a new array).
 
