@@ -112,8 +112,7 @@ def hand_faces(counts: np.ndarray) -> list[int]:
 
 def level_key(face: int, level: int) -> int:
     """Strength of a face in level order (R-2.4): 2..A (level rank removed), N, BJ, RJ."""
-    r = int(FACE_RANK[face])
-    return level_rank_value(r, level)
+    return _LEVEL_KEYS[level][face]
 
 
 def level_rank_value(rank: int, level: int) -> int:
@@ -124,6 +123,13 @@ def level_rank_value(rank: int, level: int) -> int:
     if rank == level:
         return 12
     return rank - 1 if rank > level else rank
+
+
+# level_key as a table, level x face (a list of lists: scalar lookups are the common use)
+_LEVEL_KEYS: list[list[int]] = [
+    [level_rank_value(int(FACE_RANK[f]), lv) for f in range(NUM_FACES)]
+    for lv in range(NUM_NATURAL_RANKS)
+]
 
 
 def is_wild(face: int, level: int) -> bool:

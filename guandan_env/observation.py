@@ -203,6 +203,7 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
 
 _BIT_PAIRS = np.array([[0, 0], [1, 0], [1, 1]], dtype=np.float32)  # count 0..2 -> 2 bits
 _ZERO_ROW = 13
+_ONES = np.ones(NUM_FACES, dtype=np.uint8)
 _TWOS = np.full(NUM_FACES, 2, dtype=np.uint8)  # copies of each face in the two decks
 _TWO_ZERO_ROWS = np.zeros((2, NUM_FACES), dtype=np.uint8)  # stack rows 12 (unseen), 13
 # rows of the stacked counts (hands 0-3, played 4-7, latest plays 8-11, unseen 12, zeros 13)
@@ -259,7 +260,7 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     cards = out[:_CARDS_END].reshape(_CARD_SETS, NUM_FACES, 2)
     _BIT_PAIRS.take(stack.take(rows, axis=0), axis=0, out=cards)
     r0, r1, r2, r3 = _REL[seat]
-    left = g.hands.sum(1).tolist()
+    left = (g.hands @ _ONES).tolist()  # cards per seat (< 256: uint8 is exact)
     place = g.finish_places()
     mit = g.move_in_trick
     team = seat & 1
