@@ -86,8 +86,12 @@ class Game:
     match_over: bool = False
     # deal state
     level: int = 0
-    hands: np.ndarray = field(default_factory=lambda: np.zeros((4, NUM_FACES), dtype=np.uint8))
-    played: np.ndarray = field(default_factory=lambda: np.zeros((4, NUM_FACES), dtype=np.uint8))
+    # face counts: hands (rows 0-3), cards played this deal (4-7) and each seat's latest play
+    # (8-11); row 12 stays zero. One array so the observation encoder gathers from it in one
+    # call; ``hands``, ``played`` and ``last_cards`` are views of it (assigning copies in).
+    counts: np.ndarray = field(
+        default_factory=lambda: np.zeros((13, NUM_FACES), dtype=np.uint8), repr=False
+    )
     phase: str = "play"
     to_act: int = 0
     leader: int = 0
@@ -102,12 +106,38 @@ class Game:
     deal_leader: int = 0  # who led the first trick
     history: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
     last_play_of: list[int] = field(default_factory=lambda: [-1, -1, -1, -1])
-    last_cards: np.ndarray = field(default_factory=lambda: np.zeros((4, NUM_FACES), dtype=np.uint8))
     move_in_trick: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # 0/1 pass/2 play
     result: DealResult | None = None
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
     # per seat: (hand bytes, level, vector_mask.hand_words), rebuilt when that hand changes
     _lead_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
+
+    @property
+    def hands(self) -> np.ndarray:
+        """``uint8 (4, 54)`` face counts held by each seat (a view)."""
+        return self.counts[0:4]
+
+    @hands.setter
+    def hands(self, value: np.ndarray) -> None:
+        self.counts[0:4] = value
+
+    @property
+    def played(self) -> np.ndarray:
+        """``uint8 (4, 54)`` faces each seat has played this deal (a view)."""
+        return self.counts[4:8]
+
+    @played.setter
+    def played(self, value: np.ndarray) -> None:
+        self.counts[4:8] = value
+
+    @property
+    def last_cards(self) -> np.ndarray:
+        """``uint8 (4, 54)`` faces of each seat's latest play this deal (a view)."""
+        return self.counts[8:12]
+
+    @last_cards.setter
+    def last_cards(self, value: np.ndarray) -> None:
+        self.counts[8:12] = value
 
     # ------------------------------------------------------------------ construction
     @classmethod

@@ -202,17 +202,18 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
 # One table, one seat (the AEC env's path; same layout as ``encode``)
 
 _BIT_PAIRS = np.array([[0, 0], [1, 0], [1, 1]], dtype=np.float32)  # count 0..2 -> 2 bits
-_ZERO_ROW = 13
+_ZERO_ROW = 12
 _ONES = np.ones(NUM_FACES, dtype=np.uint8)
 _TWOS = np.full(NUM_FACES, 2, dtype=np.uint8)  # copies of each face in the two decks
-_TWO_ZERO_ROWS = np.zeros((2, NUM_FACES), dtype=np.uint8)  # stack rows 12 (unseen), 13
-# rows of the stacked counts (hands 0-3, played 4-7, latest plays 8-11, unseen 12, zeros 13)
-# that form the card-set slices, in OBS_FIELDS order, per observer seat and per table row
-# (index 0..3: the latest play of that seat is on the table; 4: leading, nothing to beat)
+_UNSEEN_SET = 5  # card sets 0..4 are own hand and the four played sets: unseen = 2 - their sum
+# rows of ``Game.counts`` (hands 0-3, played 4-7, latest plays 8-11, zeros 12) that form
+# the card-set slices, in OBS_FIELDS order, per observer seat and per table row (index 0..3:
+# the latest play of that seat is on the table; 4: leading, nothing to beat); the unseen set
+# takes the zero row and is filled in afterwards
 _CARD_ROWS = np.array(
     [
         [
-            [s, 4 + s, 4 + (s + 1) % 4, 4 + (s + 2) % 4, 4 + (s + 3) % 4, 12]
+            [s, 4 + s, 4 + (s + 1) % 4, 4 + (s + 2) % 4, 4 + (s + 3) % 4, _ZERO_ROW]
             + [8 + t if t < 4 else _ZERO_ROW]
             + [8 + (s + k) % 4 for k in (1, 2, 3)]
             for t in range(5)
@@ -251,14 +252,12 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     """Observation ``float32 (OBS_DIM,)`` of ``seat`` at table ``g``: equal to
     ``encode(g.obs_inputs(seat))[0]``, computed with scalar Python (see module docstring)."""
     following = g.phase == "play" and g.last_action >= 0
-    stack = np.concatenate((g.hands, g.played, g.last_cards, _TWO_ZERO_ROWS))
-    unseen = stack[12]  # 2 - own hand - everything played
-    np.subtract(_TWOS, g.hands[seat], out=unseen)
-    np.subtract(unseen, np.add.reduce(g.played, 0, dtype=np.uint8), out=unseen)
+    sets = g.counts.take(_CARD_ROWS[seat, g.last_seat if following else 4], axis=0)
+    unseen = sets[_UNSEEN_SET]
+    np.subtract(_TWOS, np.add.reduce(sets[:_UNSEEN_SET], 0, dtype=np.uint8), out=unseen)
     out = np.zeros(OBS_DIM, dtype=np.float32)
-    rows = _CARD_ROWS[seat, g.last_seat if following else 4]
     cards = out[:_CARDS_END].reshape(_CARD_SETS, NUM_FACES, 2)
-    _BIT_PAIRS.take(stack.take(rows, axis=0), axis=0, out=cards)
+    _BIT_PAIRS.take(sets, axis=0, out=cards)
     r0, r1, r2, r3 = _REL[seat]
     left = (g.hands @ _ONES).tolist()  # cards per seat (< 256: uint8 is exact)
     place = g.finish_places()
