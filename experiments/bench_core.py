@@ -79,6 +79,8 @@ def bench_masks(repeats: int, seed: int = 0) -> dict:
         for _ in range(n):
             vector_mask.unpack_masks(vector_mask.play_masks_packed(big, big_levels, big_lasts))
 
+    for fn in (lead, follow, lead_atoms, follow_atoms):  # warm caches and the CPU
+        fn(500)
     return {
         "lead_mask_us": _median_per_call(lead, 500, repeats) * 1e6,
         "follow_mask_us": _median_per_call(follow, 500, repeats) * 1e6,
@@ -93,6 +95,7 @@ def bench_masks(repeats: int, seed: int = 0) -> dict:
 
 def bench_engine(repeats: int, decisions: int = 20000, seed: int = 0) -> dict:
     """Random legal play on the bare ``Game`` (mask + card choice + state update)."""
+    _warm_tables()
     rates = []
     for r in range(repeats):
         rng = np.random.default_rng(seed + r)

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-import guandan_env
 from guandan_env.vector import VectorGuandanEnv
 
 PARTS = ("policy", "step", "reset", "mask", "obs")
@@ -99,23 +98,18 @@ def bench_vector(
     }
 
 
-def bench_aec(seconds: float, seed: int) -> dict:
-    """Single-table PettingZoo env, random legal play, same kind of loop."""
-    env = guandan_env.env()
-    rng = np.random.default_rng(seed)
-    env.reset(seed=seed)
-    n = 0
+def bench_aec(steps: int, seed: int) -> dict:
+    """Single-table PettingZoo env for comparison: ``bench_core``'s loop (match mode)."""
+    from experiments.bench_core import AEC_SETTINGS, _aec_rate
+
     w0, c0 = time.perf_counter(), time.process_time()
-    while time.perf_counter() - w0 < seconds:
-        agent = env.agent_selection
-        obs = env.observe(agent)
-        if env.terminations[agent] or env.truncations[agent]:
-            env.reset()
-            continue
-        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
-        n += 1
+    _aec_rate(AEC_SETTINGS["match"], steps, seed)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    return {"decisions": n, "decisions_per_s_wall": n / wall, "decisions_per_s_cpu": n / cpu}
+    return {
+        "decisions": steps,
+        "decisions_per_s_wall": steps / wall,
+        "decisions_per_s_cpu": steps / cpu,
+    }
 
 
 def markdown(results: list[dict], aec: dict | None) -> str:
@@ -151,7 +145,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--mode", choices=["deal", "match"], default="deal")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--reuse-obs", action="store_true", help="also time copy=False")
-    p.add_argument("--aec-seconds", type=float, default=3.0, help="0 skips the AEC baseline")
+    p.add_argument("--aec-steps", type=int, default=40000, help="0 skips the AEC baseline")
     p.add_argument("--out", default="results/bench_vector.json")
     args = p.parse_args(argv)
     load_before = os.getloadavg()
@@ -175,7 +169,7 @@ def main(argv: list[str] | None = None) -> dict:
                 f"{m['decisions_per_s_cpu']:>10,.0f} dec/s CPU",
                 flush=True,
             )
-    aec = bench_aec(args.aec_seconds, args.seed) if args.aec_seconds > 0 else None
+    aec = bench_aec(args.aec_steps, args.seed) if args.aec_steps > 0 else None
     report = {
         "benchmark": "guandan_env.vector random legal play",
         "mode": args.mode,

@@ -218,12 +218,12 @@ class Game:
         """The card ``seat`` must give: highest in level order, never ♥N (R-7.1); among
         equal faces the one least useful to its straight flushes (R-7.6)."""
         wild = self.level * 4 + HEARTS
-        faces = [f for f in np.flatnonzero(self.hands[seat]) if f != wild]
+        faces = [f for f in np.flatnonzero(self.hands[seat]).tolist() if f != wild]
         if not faces:
             raise ValueError(f"seat {seat} holds no card it may give as tribute (R-7.1)")
-        top = max(level_key(int(f), self.level) for f in faces)
-        cands = [int(f) for f in faces if level_key(int(f), self.level) == top]
-        hand = [int(c) for c in self.hands[seat]]
+        top = max(level_key(f, self.level) for f in faces)
+        cands = [f for f in faces if level_key(f, self.level) == top]
+        hand = self.hands[seat].tolist()
         wilds = hand[wild]
         return min(cands, key=lambda f: (sf_loss(hand, f, wilds, wild), f % 4))
 
@@ -285,10 +285,11 @@ class Game:
 
     def _hand_words(self, seat: int) -> np.ndarray:
         """``vector_mask.hand_words`` of a seat, cached until its hand (or the level) changes."""
-        key = self.hands[seat].tobytes()
+        hand = self.counts[seat]
+        key = hand.tobytes()
         cached = self._lead_cache[seat]
         if cached is None or cached[0] != key or cached[1] != self.level:
-            cached = (key, self.level, vector_mask.hand_words(self.hands[seat], self.level))
+            cached = (key, self.level, vector_mask.hand_words(hand, self.level))
             self._lead_cache[seat] = cached
         return cached[2]
 
@@ -375,12 +376,12 @@ class Game:
             self.to_act = self._next_active(self.to_act)
 
     def _do_play(self, seat: int, a: int, faces: tuple[int, ...]) -> None:
-        hand = self.hands[seat]
-        lc = self.last_cards[seat]
+        counts = self.counts
+        hand, played, lc = counts[seat], counts[4 + seat], counts[8 + seat]
         lc[:] = 0
         for f in faces:
             hand[f] -= 1
-            self.played[seat, f] += 1
+            played[f] += 1
             lc[f] += 1
         self.move_in_trick[seat] = 2
         self.last_action, self.last_seat, self.passes = a, seat, 0
