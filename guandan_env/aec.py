@@ -52,7 +52,7 @@ give readable text).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import lru_cache
 
 import numpy as np
@@ -63,7 +63,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from . import actions as T
 from .api import declaration_text
-from .cards import NUM_FACES, RANK_TEXT, format_cards, format_hand
+from .cards import RANK_TEXT, format_cards, format_hand
 from .engine import Game
 from .observation import OBS_DIM, encode_game, spec_table
 from .scenario import DEFAULT_CONFIG, SCENARIO_KEYS, build_game, check_config  # noqa: F401
@@ -71,10 +71,9 @@ from .scenario import DEFAULT_CONFIG, SCENARIO_KEYS, build_game, check_config  #
 __doc__ = __doc__.replace("{spec}", spec_table())
 
 AGENTS = [f"player_{i}" for i in range(4)]
-_ONES = np.ones(NUM_FACES, dtype=np.uint8)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class SeatView:
     """What one seat may know (R-8), in structured form for rule-based agents."""
 
@@ -103,10 +102,11 @@ class SeatView:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SeatView):
             return NotImplemented
-        a, b = vars(self), vars(other)
-        return a.keys() == b.keys() and all(
-            np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else a[k] == b[k] for k in a
-        )
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if not (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b):
+                return False
+        return True
 
     @property
     def partner(self) -> int:
@@ -122,11 +122,11 @@ def seat_view(game: Game, seat: int) -> SeatView:
     return SeatView(
         seat=seat,
         level=game.level,
-        hand=game.hands[seat].copy(),
+        hand=game.counts[seat].copy(),
         phase=game.phase,
         table_action=game.last_action if following else -1,
         table_seat=game.last_seat if following else -1,
-        cards_left=(game.hands @ _ONES).tolist(),  # a hand holds < 256 cards
+        cards_left=game.cards_left(),
         finish_order=list(game.finish_order),
         levels=list(game.levels),
         leveling_team=game.leveling_team,

@@ -32,6 +32,7 @@ from .choice import choose_cards, sf_loss
 from .observation import ObsInputs
 
 ACE = 12  # rank index of A: the top level (R-6.5)
+_ONES = np.ones(NUM_FACES, dtype=np.uint8)
 GAIN_BY_PARTNER_PLACE = {1: 3, 2: 2, 3: 1}  # partner second/third/last (R-6.3)
 MAX_A_FAILURES = 3  # R-6.7
 
@@ -109,6 +110,7 @@ class Game:
     move_in_trick: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # 0/1 pass/2 play
     result: DealResult | None = None
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
+    _left_cache: tuple = field(default=(b"", []), repr=False)  # (hands bytes, cards per seat)
     # per seat: (hand bytes, level, vector_mask.hand_words), rebuilt when that hand changes
     _lead_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
 
@@ -442,6 +444,13 @@ class Game:
         self.start_deal(previous_order=self.result.order)
 
     # ------------------------------------------------------------------ observation
+    def cards_left(self) -> list[int]:
+        """Cards held per seat (public, R-8.1); cached until a hand changes (a fresh list)."""
+        key = self.counts[0:4].tobytes()
+        if self._left_cache[0] != key:
+            self._left_cache = (key, (self.counts[0:4] @ _ONES).tolist())  # < 256 per hand
+        return list(self._left_cache[1])
+
     def finish_places(self) -> list[int]:
         """Per seat: 0 still playing, else its place 1..4; in a 双下 both losers are 4th (R-6.2)."""
         place = [0, 0, 0, 0]

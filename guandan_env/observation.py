@@ -203,7 +203,6 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
 
 _BIT_PAIRS = np.array([[0, 0], [1, 0], [1, 1]], dtype=np.float32)  # count 0..2 -> 2 bits
 _ZERO_ROW = 12
-_ONES = np.ones(NUM_FACES, dtype=np.uint8)
 _TWOS = np.full(NUM_FACES, 2, dtype=np.uint8)  # copies of each face in the two decks
 _UNSEEN_SET = 5  # card sets 0..4 are own hand and the four played sets: unseen = 2 - their sum
 # rows of ``Game.counts`` (hands 0-3, played 4-7, latest plays 8-11, zeros 12) that form
@@ -259,7 +258,7 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     cards = out[:_CARDS_END].reshape(_CARD_SETS, NUM_FACES, 2)
     _BIT_PAIRS.take(sets, axis=0, out=cards)
     r0, r1, r2, r3 = _REL[seat]
-    left = (g.hands @ _ONES).tolist()  # cards per seat (< 256: uint8 is exact)
+    left = g.cards_left()
     place = g.finish_places()
     mit = g.move_in_trick
     team = seat & 1
