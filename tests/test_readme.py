@@ -33,3 +33,15 @@ def test_vector_example_runs():
     block = textwrap.dedent(block)  # the block is indented inside a list item
     code = "import numpy as np\n" + block.replace("1024", "8").replace("range(1000)", "range(50)")
     exec(compile(code, "README.md", "exec"), {})
+
+
+def test_sizes_quoted_in_the_readme_are_the_code_s():
+    from guandan_env.actions import NUM_ACTIONS
+    from guandan_env.observation import OBS_DIM
+
+    text = README.read_text(encoding="utf-8")
+    found = re.findall(r"float32\[(\d+)\]|\(B, (\d+)\) float32", text)
+    obs_sizes = {int(single or batched) for single, batched in found}
+    mask_sizes = {int(n) for n in re.findall(r"int8\[(\d+)\]", text)}
+    assert obs_sizes == {OBS_DIM}, obs_sizes
+    assert mask_sizes == {NUM_ACTIONS}, mask_sizes
