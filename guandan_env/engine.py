@@ -112,7 +112,7 @@ class Game:
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
     _left_cache: tuple = field(default=(b"", []), repr=False)  # (hands bytes, cards per seat)
     # per seat: (hand bytes, level, vector_mask.hand_words), rebuilt when that hand changes
-    _lead_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
+    _words_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
 
     @property
     def hands(self) -> np.ndarray:
@@ -289,10 +289,10 @@ class Game:
         """``vector_mask.hand_words`` of a seat, cached until its hand (or the level) changes."""
         hand = self.counts[seat]
         key = hand.tobytes()
-        cached = self._lead_cache[seat]
+        cached = self._words_cache[seat]
         if cached is None or cached[0] != key or cached[1] != self.level:
             cached = (key, self.level, vector_mask.hand_words(hand, self.level))
-            self._lead_cache[seat] = cached
+            self._words_cache[seat] = cached
         return cached[2]
 
     @property
