@@ -111,8 +111,7 @@ class Game:
     result: DealResult | None = None
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
     _left_cache: tuple = field(default=(b"", []), repr=False)  # (hands bytes, cards per seat)
-    # per seat: (hand bytes, vector_mask.HandRows): updated after the seat's plays, rebuilt
-    # when the hand changes any other way (tribute, return, an edit from outside)
+    # per seat: (hand bytes, level, vector_mask.hand_words), rebuilt when that hand changes
     _words_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
 
     @property
@@ -291,10 +290,10 @@ class Game:
         hand = self.counts[seat]
         key = hand.tobytes()
         cached = self._words_cache[seat]
-        if cached is None or cached[0] != key or cached[1].level != self.level:
-            cached = (key, vector_mask.hand_rows(hand, self.level))
+        if cached is None or cached[0] != key or cached[1] != self.level:
+            cached = (key, self.level, vector_mask.hand_words(hand, self.level))
             self._words_cache[seat] = cached
-        return cached[1].words
+        return cached[2]
 
     @property
     def deal_over(self) -> bool:
@@ -381,16 +380,11 @@ class Game:
     def _do_play(self, seat: int, a: int, faces: tuple[int, ...]) -> None:
         counts = self.counts
         hand, played, lc = counts[seat], counts[4 + seat], counts[8 + seat]
-        cached = self._words_cache[seat]
-        fresh = cached is not None and cached[0] == hand.tobytes()
         lc[:] = 0
         for f in faces:
             hand[f] -= 1
             played[f] += 1
             lc[f] += 1
-        if fresh:  # update the hand's mask rows from the faces it lost (vector_mask)
-            rows = vector_mask.hand_rows_after_removal(cached[1], hand, faces)
-            self._words_cache[seat] = (hand.tobytes(), rows)
         self.move_in_trick[seat] = 2
         self.last_action, self.last_seat, self.passes = a, seat, 0
         self.last_play_of[seat] = a

@@ -22,7 +22,6 @@ import pytest
 from guandan_env import actions as T
 from guandan_env import movegen, vector_mask
 from guandan_env.cards import HEARTS, NUM_FACES, RJ_FACE, full_deck
-from guandan_env.choice import choose_cards
 from guandan_env.engine import Game
 from guandan_env.observation import encode, encode_game
 
@@ -139,20 +138,3 @@ def test_engine_mask_cache_follows_hand_changes():
     assert np.array_equal(g.legal_mask(), movegen.lead_mask(g.hands[seat], g.level))
     g.level = (g.level + 1) % 13  # a level change, too
     assert np.array_equal(g.legal_mask(), movegen.lead_mask(g.hands[seat], g.level))
-
-
-@pytest.mark.parametrize("level", [0, 4, 8, 12])
-def test_r3_hand_rows_after_a_play_equal_rows_built_from_scratch(level):
-    """The engine updates a hand's rows after each play from the faces it removed."""
-    rng = np.random.default_rng(77 + level)
-    for i in range(60):
-        hand = random_hand(rng, level, wilds=i % 3)
-        rows = vector_mask.hand_rows(hand, level)
-        while hand.any():
-            legal = np.flatnonzero(movegen.lead_mask(hand, level))
-            faces = choose_cards(hand, level, int(rng.choice(legal)))
-            for f in faces:
-                hand[f] -= 1
-            rows = vector_mask.hand_rows_after_removal(rows, hand, faces)
-            fresh = vector_mask.hand_rows(hand, level)
-            assert rows.idx == fresh.idx and np.array_equal(rows.words, fresh.words)
