@@ -126,6 +126,7 @@ def _warm_tables() -> None:
 AEC_SETTINGS = {
     "match": {"mode": "match"},
     "deal_tribute": {"mode": "deal", "random_levels": True, "random_tribute": True},
+    "match_no_view": {"mode": "match", "info_view": False},
 }
 
 
@@ -165,7 +166,8 @@ def bench_aec(repeats: int, steps: int = 10000, seed: int = 0) -> dict:
     """Random legal play through ``guandan_env.env()``: wrappers, observation and mask included.
 
     ``match``: one match per episode; ``deal_tribute``: one deal per episode at random levels
-    after a random finishing order (tribute, returns, a reset every ~100 steps). The split run
+    after a random finishing order (tribute, returns, a reset every ~100 steps);
+    ``match_no_view``: ``match`` without the rule-based agents' ``info["view"]``. The split run
     times ``env.last()`` (observation + mask) and ``env.step()`` separately.
     """
     _warm_tables()

@@ -51,7 +51,7 @@ from .engine import Game
 
 FORMAT = "guandan-replay"
 FORMAT_VERSION = 1
-_CONFIG_DROP = ("render_mode",)  # display-only keys, not part of a game's identity
+_CONFIG_DROP = ("render_mode", "info_view")  # display/info keys, not part of a game's identity
 
 
 def _jsonable(x: Any) -> Any:

@@ -22,6 +22,7 @@ DEFAULT_CONFIG = dict(
     illegal_action="raise",
     illegal_penalty=-3.0,
     render_mode=None,
+    info_view=True,
 )
 SCENARIO_KEYS = ("hands", "levels", "leveling_team", "previous_order", "leader", "a_failures")
 
@@ -37,6 +38,8 @@ def check_config(config: dict) -> dict:
         )
     if cfg["render_mode"] not in (None, "ansi", "human"):
         raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {cfg['render_mode']!r}")
+    if not isinstance(cfg["info_view"], bool):
+        raise ValueError(f"info_view must be True or False, got {cfg['info_view']!r}")
     if cfg["max_deals"] is not None and int(cfg["max_deals"]) < 1:
         raise ValueError(f"max_deals must be >= 1 or None, got {cfg['max_deals']} (R-6.8)")
     return cfg

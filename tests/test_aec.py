@@ -253,3 +253,25 @@ def test_action_features_describe_the_table():
     assert np.array_equal(bombs, T.IS_BOMB)
     with pytest.raises(ValueError, match="level must be"):
         action_features(13)
+
+
+def test_info_view_false_drops_only_the_view():
+    """``info_view=False`` (a speed option): same observations, masks and other infos."""
+    api_test(guandan_env.env(info_view=False), num_cycles=100, verbose_progress=False)
+    with_view = guandan_env.env(mode="match", max_deals=2, random_tribute=True)
+    without = guandan_env.env(mode="match", max_deals=2, random_tribute=True, info_view=False)
+    with_view.reset(seed=11)
+    without.reset(seed=11)
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        a, b = with_view.last(), without.last()
+        np.testing.assert_array_equal(a[0]["observation"], b[0]["observation"])
+        np.testing.assert_array_equal(a[0]["action_mask"], b[0]["action_mask"])
+        assert {k: v for k, v in a[4].items() if k != "view"} == b[4]
+        if a[2] or a[3]:
+            break
+        assert "view" in a[4] and "view" not in b[4]
+        legal = np.flatnonzero(a[0]["action_mask"])
+        act = int(legal[rng.integers(legal.size)])
+        with_view.step(act)
+        without.step(act)

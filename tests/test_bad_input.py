@@ -271,6 +271,7 @@ def test_unknown_env_config_key(key):
         ({"mode": "tournament"}, "mode"),
         ({"illegal_action": "ignore"}, "illegal_action"),
         ({"render_mode": "rgb_array"}, "render_mode"),
+        ({"info_view": "yes"}, "info_view"),
         ({"mode": "match", "max_deals": 0}, "R-6.8"),
     ],
 )
