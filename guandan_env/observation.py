@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .engine import Game
 
 CARD_BITS = 2 * NUM_FACES  # 108
-MAX_CARDS = 27
+MAX_CARDS = 28  # a tribute receiver holds 28 cards until it returns one (R-7.1)
 NUM_KEYS = 16  # level-order values 0..15 (sequences: natural highest rank)
 
 OBS_FIELDS: list[tuple[str, int, str]] = [
@@ -40,7 +40,7 @@ OBS_FIELDS: list[tuple[str, int, str]] = [
     ("table_cards", CARD_BITS, "cards of the play to beat (all 0 when leading)"),
     ("recent_cards", 3 * CARD_BITS, "cards of relative seats 1..3's latest play this deal"),
     # one-hot categorical facts
-    ("cards_left", 4 * (MAX_CARDS + 1), "one-hot cards left (0..27) per relative seat"),
+    ("cards_left", 4 * (MAX_CARDS + 1), "one-hot cards held (0..28) per relative seat"),
     ("table_kind", len(T.KIND_NAMES), "kind of the play to beat; index 0 (pass) = leading"),
     ("table_value", NUM_KEYS + 1, "comparison value of the play to beat (level order); 16 = none"),
     ("table_seat", 5, "relative seat that made the play to beat; index 4 = leading"),
@@ -155,7 +155,7 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
     ta = np.where(following, x.table_action, 0)
     team = x.seat % 2
     hot = np.empty((b, 28), dtype=np.int64)
-    hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.uint8)  # at most 27 cards
+    hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.uint8)  # at most 28 cards (R-7.1)
     hot[:, 4] = _S["table_kind"].start + _KIND[ta]
     hot[:, 5] = _S["table_value"].start + np.where(following, _VALUE[x.level, ta], NUM_KEYS)
     hot[:, 6] = _S["table_seat"].start + np.where(following, (x.table_seat - x.seat) % 4, 4)

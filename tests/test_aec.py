@@ -12,7 +12,7 @@ from pettingzoo.test import api_test, seed_test
 
 import guandan_env
 from guandan_env import NUM_ACTIONS
-from guandan_env.observation import OBS_DIM, OBS_SLICES
+from guandan_env.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
 from guandan_env.wrappers import SingleAgentEnv
 
 
@@ -217,7 +217,7 @@ def test_observation_matches_engine_state():
         obs = env.observe(agent)["observation"]
         hand_bits = obs[OBS_SLICES["hand"]].reshape(54, 2).sum(1)
         assert np.array_equal(hand_bits, env.game.hands[seat])
-        left = obs[OBS_SLICES["cards_left"]].reshape(4, 28).argmax(1)
+        left = obs[OBS_SLICES["cards_left"]].reshape(4, MAX_CARDS + 1).argmax(1)
         expected = [int(env.game.hands[(seat + k) % 4].sum()) for k in range(4)]
         assert left.tolist() == expected
         legal = np.flatnonzero(env.action_mask())

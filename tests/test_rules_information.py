@@ -24,7 +24,7 @@ from guandan_env import actions as T
 from guandan_env.aec import raw_env
 from guandan_env.cards import NUM_FACES, face_text, level_rank_value, parse_card
 from guandan_env.engine import Game
-from guandan_env.observation import OBS_DIM, OBS_SLICES
+from guandan_env.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
 
 KINDS = len(T.KIND_NAMES)
 
@@ -40,7 +40,7 @@ def expected_obs(g: Game, seat: int) -> dict[str, np.ndarray]:
     e["unseen"] = card_bits(2 - g.hands[seat].astype(int) - g.played.sum(0).astype(int))
     e["table_cards"] = card_bits(g.last_cards[g.last_seat] if following else np.zeros(54))
     e["recent_cards"] = np.concatenate([card_bits(g.last_cards[s]) for s in rel[1:]])
-    e["cards_left"] = np.concatenate([one_hot(28, int(g.hands[s].sum())) for s in rel])
+    e["cards_left"] = np.concatenate([one_hot(MAX_CARDS + 1, int(g.hands[s].sum())) for s in rel])
     a = g.last_action
     e["table_kind"] = one_hot(KINDS, int(T.KIND[a]) if following else 0)
     if following:
@@ -158,6 +158,26 @@ def test_r8_1_every_slice_matches_the_engine_at_each_stage():
     check_all_slices(g)
 
 
+def test_r8_1_cards_held_by_a_tribute_receiver_before_its_return():
+    """R-7.1, R-8.1: until it returns a card, a tribute receiver of a full deal holds 28 cards;
+    every observer sees 28 in that seat's block of ``cards_left`` and one value per block
+    (regression: 28 used to spill into the next slice)."""
+    for order in ([0, 1, 2, 3], [0, 2, 1, 3]):  # single tribute, then double (双下)
+        g = Game.new(seed=7)
+        g.levels = [4, 4]
+        g.leveling_team = 0
+        g.start_deal(previous_order=order)
+        if g.resisted:
+            continue
+        assert g.phase == "return" and 28 in g.hands.sum(1).tolist()
+        check_all_slices(g)
+        for seat in range(4):
+            blocks = obs_parts(observation(g, seat))["cards_left"].reshape(4, MAX_CARDS + 1)
+            assert blocks.sum(1).tolist() == [1, 1, 1, 1]
+            held = [int(g.hands[(seat + k) % 4].sum()) for k in range(4)]
+            assert blocks.argmax(1).tolist() == held
+
+
 def test_r8_1_observation_values_by_hand():
     """R-8.1, spelled out for one position (seat 1 observing, seat 2 made the last play)."""
     g = tribute_scenario()
@@ -167,7 +187,8 @@ def test_r8_1_observation_values_by_hand():
     play(g, "ST")
     o = obs_parts(observation(g, 1))
     assert np.array_equal(o["hand"], card_bits(hands_array(["S8 S9", "", "", ""])[0]))
-    assert o["cards_left"].reshape(4, 28).argmax(1).tolist() == [2, 1, 2, 2]  # self, 2, 3, 0
+    held = o["cards_left"].reshape(4, MAX_CARDS + 1).argmax(1)
+    assert held.tolist() == [2, 1, 2, 2]  # self, 2, 3, 0
     assert o["table_seat"].argmax() == 1  # seat 2 is the next seat after seat 1
     assert o["table_kind"].argmax() == T.SINGLE
     assert o["deal_level"].argmax() == 3  # level 5
