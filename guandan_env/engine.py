@@ -72,6 +72,20 @@ class DealResult:
         return r
 
 
+class _CountRows:
+    """Four rows of ``Game.counts`` as an attribute: reading gives a view, assigning copies in."""
+
+    def __init__(self, first: int, doc: str) -> None:
+        self.rows = slice(first, first + 4)
+        self.__doc__ = doc + " (a view of ``counts``)"
+
+    def __get__(self, game, owner=None):
+        return self if game is None else game.counts[self.rows]
+
+    def __set__(self, game, value) -> None:
+        game.counts[self.rows] = value
+
+
 @dataclass
 class Game:
     """State of a match and of its current deal. Build with :meth:`new`."""
@@ -114,32 +128,9 @@ class Game:
     # per seat: (hand bytes, level, vector_mask.hand_words), rebuilt when that hand changes
     _words_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
 
-    @property
-    def hands(self) -> np.ndarray:
-        """``uint8 (4, 54)`` face counts held by each seat (a view)."""
-        return self.counts[0:4]
-
-    @hands.setter
-    def hands(self, value: np.ndarray) -> None:
-        self.counts[0:4] = value
-
-    @property
-    def played(self) -> np.ndarray:
-        """``uint8 (4, 54)`` faces each seat has played this deal (a view)."""
-        return self.counts[4:8]
-
-    @played.setter
-    def played(self, value: np.ndarray) -> None:
-        self.counts[4:8] = value
-
-    @property
-    def last_cards(self) -> np.ndarray:
-        """``uint8 (4, 54)`` faces of each seat's latest play this deal (a view)."""
-        return self.counts[8:12]
-
-    @last_cards.setter
-    def last_cards(self, value: np.ndarray) -> None:
-        self.counts[8:12] = value
+    hands = _CountRows(0, "``uint8 (4, 54)`` face counts held by each seat")
+    played = _CountRows(4, "``uint8 (4, 54)`` faces each seat has played this deal")
+    last_cards = _CountRows(8, "``uint8 (4, 54)`` faces of each seat's latest play this deal")
 
     # ------------------------------------------------------------------ construction
     @classmethod
