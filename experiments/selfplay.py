@@ -1,167 +1,165 @@
-"""RLlib PPO self-play for Guandan: ``python -m experiments.selfplay``.
+"""Self-play training on RLlib: ``python -m experiments.selfplay``.
 
-    python -m experiments.selfplay --config configs/default.yaml [key=value ...]
-    python -m experiments.selfplay --resume runs/default [stop.time_s=2400 ...]
-    python -m experiments.selfplay --config configs/default.yaml --address auto \\
-        env_runners.num=16 env_runners.envs_per_runner=16
+    python -m experiments.selfplay [--config configs/default.yaml] [key=value ...]
+    python -m experiments.selfplay --resume runs/default [stop.time_s=3600 ...]
+    python -m experiments.selfplay --address auto runners.num=16     # a Ray cluster
 
-What it does (details in the README's "Self-play training" section):
+One run, all inside ``stop.time_s`` (the warm start counts):
 
-* PPO on RLlib's new API stack (RLModule / Learner / EnvRunner). One trainable module,
-  ``main`` (``agents.rllib_module.MaskedPPOModule``: illegal actions get probability 0).
-* Training env ``experiments.selfplay_env.GuandanSelfPlayEnv``: single deals from random
-  team levels and previous finishing orders (tribute and returns included). Each episode's
-  opposing team is the current policy itself, a frozen league snapshot, ``random`` or
-  ``heuristic``, drawn with ``env.opponents`` probabilities. Snapshots of ``main`` are taken
-  every ``league.snapshot_every`` iterations and pushed to every env runner.
-* Every ``eval.every`` iterations the current (greedy) policy plays duplicate deals against
-  ``eval.opponents`` (``experiments.arena.evaluate``): win rate and mean level gain with 95%
-  intervals. Every ``checkpoint.every`` iterations and at the end a checkpoint is written to
-  ``runs/<name>/checkpoints/iter_NNNNNN`` (RLlib state + ``policy.pt`` + league + counters);
-  ``agents.registry.make_agent("checkpoint:runs/<name>")`` plays the newest one.
-* TensorBoard events, ``progress.csv``, ``eval.csv`` and the resolved ``config.yaml`` go to
-  ``runs/<name>/``; one readable progress line per iteration goes to stdout.
+1. **Warm start.** The rule-based ``heuristic`` plays ``warm_start.decisions`` decisions
+   (parallel Ray tasks, cached in ``cache_dir``) and a ``CandidateNet`` is behaviour-cloned on
+   them (``experiments.bc``). It initialises the learner, anchors it (a KL penalty towards
+   the BC policy, annealed to 0 over ``anchor.decay_samples``) and joins the league.
+2. **PPO** (``experiments.candidate_ppo.GuandanPPO``) fed by ``VectorEnvRunner``s: each runner
+   plays ``runners.tables`` tables in lockstep, every seat with one batched forward pass per
+   policy; half the episodes (``league.self_share``) are pure self-play, the rest meet a
+   league member (frozen snapshots taken every ``league.snapshot_every`` iterations, and the
+   BC net) drawn by prioritised fictitious self-play. With remote runners, sampling overlaps
+   learning.
+3. **Evaluation beside training**: every ``eval.every_s`` seconds a Ray task plays the
+   current greedy policy against ``eval.opponents`` in duplicate deals; its result is logged
+   when ready (tagged with the samples and time at which the weights were taken). After
+   training, ``eval.final_pairs`` pairs per opponent.
+
+Writes ``runs/<name>/``: ``config.yaml``, TensorBoard events, ``progress.csv``, ``eval.csv``,
+``bc/`` (the warm-start policy and its record), ``checkpoints/iter_NNNNNN/`` (RLlib state,
+``policy.pt``, ``league.pt``, ``trainer_state.json`` written last) and ``summary.json``.
+Ctrl-C saves a checkpoint and the summary and prints how to resume.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from experiments.selfplay_config import DEFAULT_CONFIG_FILE, load_config, save_config
-from experiments.selfplay_log import fmt_count, fmt_eval, progress_line
+from experiments.selfplay_log import fmt_count, fmt_eval, fmt_time, progress_line
 
-ENV_NAME = "guandan_selfplay"
-MODULE_ID = "main"
+BC_ANCHOR = "bc"
 
 
-def _ray_env() -> None:
+def quiet_ray_env() -> None:
+    """Environment for a quiet Ray start (no usage stats, auth prompts or log walls)."""
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
+    os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
 
 
-def map_agent_to_main(agent_id, episode, **kwargs) -> str:
-    """Every exposed seat is played by the one trainable module (opponents live in the env)."""
-    return MODULE_ID
+def init_ray(rc: dict) -> None:
+    quiet_ray_env()
+    import ray
 
-
-def register() -> None:
-    """Register the training env with Ray Tune (needed before building or restoring)."""
-    from ray.tune.registry import register_env
-
-    from experiments.selfplay_env import GuandanSelfPlayEnv
-
-    register_env(ENV_NAME, lambda cfg: GuandanSelfPlayEnv(cfg))
-
-
-def make_callbacks_class():
-    from ray.rllib.callbacks.callbacks import RLlibCallback
-
-    class SelfPlayCallbacks(RLlibCallback):
-        """Logs game steps and the learner team's reward/win per opponent kind."""
-
-        def on_episode_end(self, *, episode, metrics_logger=None, **kwargs) -> None:
-            if metrics_logger is None:
-                return
-            infos = episode.get_infos(-1)
-            info = next((v for v in infos.values() if v and "opponent" in v), None)
-            if info is None:
-                return
-            metrics_logger.log_value("game_steps", info["game_steps"], reduce="sum")
-            kind = info["opponent"]
-            if kind != "self":
-                r = float(info["team_reward"])
-                metrics_logger.log_value(("reward_vs", kind), r, window=100)
-                metrics_logger.log_value(("win_vs", kind), float(r > 0), window=100)
-                metrics_logger.log_value("league_reward", r, window=100)
-
-    return SelfPlayCallbacks
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    if ray.is_initialized():
+        return
+    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR}
+    if rc.get("address"):
+        ray.init(address=rc["address"], **kwargs)
+    else:
+        ray.init(
+            address="local",  # a new instance, even if `ray start` ran on this machine
+            num_cpus=int(rc["num_cpus"]),
+            object_store_memory=int(rc["object_store_mb"]) * 2**20,
+            **kwargs,
+        )
 
 
 def build_algo_config(cfg: dict):
-    """The ``PPOConfig`` of a run config."""
+    """The RLlib config of a run (``GuandanPPO`` + ``VectorEnvRunner`` + candidate module)."""
+    import gymnasium as gym
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.rllib_module import MaskedPPOModule
+    from experiments.candidate_ppo import CandidatePPOLearner, CandidatePPOModule, GuandanPPO
+    from experiments.vector_runner import VectorEnvRunner
+    from guandan_env.actions import NUM_ACTIONS
+    from guandan_env.observation import OBS_DIM
 
-    er, p = cfg["env_runners"], cfg["ppo"]
-    num_runners = int(er["num"])
-    env_config = {
-        "game": dict(cfg["env"]["game"]),
-        "opponents": dict(cfg["env"]["opponents"]),
-        "seed": None,  # RLlib seeds each env's first reset from debugging(seed)
+    r, p, lg = cfg["runners"], cfg["ppo"], cfg["league"]
+    num = int(r["num"])
+    runner_config = {
+        "tables": int(r["tables"]),
+        "game": dict(cfg["game"]),
+        "samples_per_call": int(r["samples_per_call"]),
+        "self_share": float(lg["self_share"]),
+        "pfsp_power": float(lg["pfsp_power"]),
+        "gamma": float(p["gamma"]),
+        "lambda": float(p["lambda"]),
+        "seed": int(cfg["seed"]),
+        "model": dict(cfg["model"]),
     }
-    rfl = er["rollout_fragment_length"]
-    module = RLModuleSpec(module_class=MaskedPPOModule, model_config=dict(cfg["model"]))
+    obs_space = gym.spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32)
     return (
-        PPOConfig()
-        .environment(ENV_NAME, env_config=env_config, disable_env_checking=True)
+        PPOConfig(algo_class=GuandanPPO)
+        .environment(
+            env=None,
+            observation_space=obs_space,
+            action_space=gym.spaces.Discrete(NUM_ACTIONS),
+            env_config=runner_config,
+            disable_env_checking=True,
+        )
         .env_runners(
-            num_env_runners=num_runners,
-            num_envs_per_env_runner=int(er["envs_per_runner"]),
-            num_cpus_per_env_runner=1 if num_runners else 0,
-            rollout_fragment_length=rfl if rfl == "auto" else int(rfl),
-            batch_mode="truncate_episodes",
-            sample_timeout_s=float(er["sample_timeout_s"]),
+            env_runner_cls=VectorEnvRunner,
+            num_env_runners=num,
+            num_cpus_per_env_runner=1 if num else 0,
+            sample_timeout_s=600.0,
         )
-        .learners(num_learners=0)
-        .multi_agent(
-            policies={MODULE_ID},
-            policy_mapping_fn=map_agent_to_main,
-            policies_to_train=[MODULE_ID],
+        .learners(learner_class=CandidatePPOLearner, num_learners=0)
+        .rl_module(
+            rl_module_spec=RLModuleSpec(
+                module_class=CandidatePPOModule, model_config=dict(cfg["model"])
+            )
         )
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={MODULE_ID: module}))
         .training(
             lr=float(p["lr"]),
             gamma=float(p["gamma"]),
             lambda_=float(p["lambda"]),
-            train_batch_size_per_learner=int(p["train_batch_size"]),
+            train_batch_size_per_learner=int(r["samples_per_call"]) * max(num, 1),
             minibatch_size=int(p["minibatch_size"]),
             num_epochs=int(p["num_epochs"]),
             clip_param=float(p["clip_param"]),
-            vf_clip_param=float(p["vf_clip_param"]),
             vf_loss_coeff=float(p["vf_loss_coeff"]),
             entropy_coeff=float(p["entropy_coeff"]),
-            use_kl_loss=bool(p["use_kl_loss"]),
-            kl_coeff=float(p["kl_coeff"]),
-            kl_target=float(p["kl_target"]),
+            use_kl_loss=False,
             grad_clip=None if p["grad_clip"] is None else float(p["grad_clip"]),
         )
-        .callbacks(make_callbacks_class())
-        .debugging(seed=int(cfg["seed"]))
+        .reporting(metrics_num_episodes_for_smoothing=1)
+        .debugging(seed=int(cfg["seed"]), log_level="ERROR")
     )
 
 
-def _np_state(state: dict) -> dict[str, np.ndarray]:
+def _evaluate_task(state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int,
+                   game: dict) -> dict[str, dict]:
+    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training)."""
+    import torch
+
+    from agents.candidate_net import CandidateAgent, net_from_state
+    from experiments.arena import evaluate
+
+    torch.set_num_threads(1)
+    agent = CandidateAgent(net_from_state(state, model_config), seed=seed, name="current")
+    config = {k: v for k, v in game.items() if k != "mode"}
     out = {}
-    for k, v in state.items():
-        if hasattr(v, "detach"):
-            v = v.detach().cpu().numpy()
-        out[k] = np.array(v, copy=True)
+    for opp in opponents:
+        stats = evaluate(agent, opp, n_pairs=pairs, seed=seed, mode="deal", config=config)
+        out[opp] = {k: v for k, v in stats.items() if k != "pair_gains"}
     return out
 
 
-def _peek(d: dict, *keys, default=None):
-    for k in keys:
-        if not isinstance(d, dict) or k not in d:
-            return default
-        d = d[k]
-    return d
-
-
 class SelfPlayTrainer:
-    """One run: builds the algorithm, trains, evaluates, checkpoints, logs."""
+    """One run: warm start, PPO iterations, league, background evaluation, checkpoints."""
 
     def __init__(self, cfg: dict, run_dir: Path, resume: bool = False) -> None:
         self.cfg, self.run_dir, self.resume = cfg, run_dir, resume
@@ -169,135 +167,183 @@ class SelfPlayTrainer:
         self.iteration = 0
         self.env_steps = 0
         self.game_steps = 0
-        self.elapsed = 0.0  # training-loop seconds over all sessions of this run
+        self.elapsed = 0.0  # seconds of this run over all its sessions (warm start included)
+        self.warm_start_s = 0.0
         self.league: list[tuple[str, dict[str, np.ndarray]]] = []
+        self.bc_state: dict[str, np.ndarray] | None = None
         self.last_evals: dict[str, dict] = {}
         self.last_checkpoint_iter = -1
+        self.pending_eval = None  # (ray ref, iteration, env_steps, time_s)
         self.algo = None
+        self.log = None
+        self.model_config = cfg["model"]
 
     # ------------------------------------------------------------------ setup
     def setup(self) -> None:
         import torch
 
         torch.set_num_threads(int(self.cfg["torch_threads"]))
-        _ray_env()
-        import ray
-
-        rc = self.cfg["ray"]
-        if not ray.is_initialized():
-            if rc["address"]:
-                ray.init(address=rc["address"], include_dashboard=False)
-            else:
-                ray.init(
-                    address="local",  # a new instance, even if `ray start` ran on this machine
-                    num_cpus=int(rc["num_cpus"]),
-                    include_dashboard=False,
-                    object_store_memory=int(rc["object_store_mb"]) * 2**20,
-                )
+        self._session_start = time.perf_counter()
+        init_ray(self.cfg["ray"])
         self._check_resources()
-        register()
-        self.algo = build_algo_config(self.cfg).build_algo()
-        from agents.rllib_module import check_model_config
-
-        self.model_config = check_model_config(self.cfg["model"])
         from experiments.selfplay_log import RunLogger
 
-        resume_at = None
         if self.resume:
-            self._restore()
-            resume_at = (self.iteration, self.env_steps)
-        self.log = RunLogger(self.run_dir, resume_at)
+            self._restore_trainer_state()
+        else:
+            self._warm_start()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            logging.disable(logging.WARNING)  # RLlib's new-API-stack and deprecation notices
+            try:
+                self.algo = build_algo_config(self.cfg).build_algo()
+            finally:
+                logging.disable(logging.NOTSET)
+        if self.resume:
+            self._restore_algo()
+        elif self.bc_state is not None:
+            self._set_main_weights(self.bc_state)
+        self._update_anchor(install=True)
+        self.push_league()
+        self.log = RunLogger(
+            self.run_dir, (self.iteration, self.env_steps) if self.resume else None
+        )
+
+    def now(self) -> float:
+        """Seconds of this run so far, earlier sessions included."""
+        return self.elapsed + time.perf_counter() - self._session_start
 
     def _check_resources(self) -> None:
         """Fail fast instead of hanging: RLlib waits forever for CPUs that don't exist."""
         import ray
 
-        need = int(self.cfg["env_runners"]["num"])
+        need = int(self.cfg["runners"]["num"])
         have = ray.cluster_resources().get("CPU", 0)
         if need > have:
             raise ValueError(
-                f"env_runners.num={need} needs {need} CPUs but the Ray cluster has {have:g}; "
-                "lower env_runners.num (or ray.num_cpus) or connect to a bigger cluster"
+                f"runners.num={need} needs {need} CPUs but the Ray cluster has {have:g}; "
+                "lower runners.num (or ray.num_cpus) or connect to a bigger cluster"
             )
 
+    def _warm_start(self) -> None:
+        from agents.candidate_net import policy_state, save_policy
+        from experiments.bc import warm_start
+
+        ws = self.cfg["warm_start"]
+        if int(ws["decisions"]) <= 0:
+            print("warm start: none (warm_start.decisions=0)", flush=True)
+            return
+        t0 = time.perf_counter()
+        print(f"warm start: {int(ws['decisions']):,} heuristic decisions, then BC", flush=True)
+        net, record = warm_start(
+            ws, self.model_config, int(self.cfg["seed"]), Path(self.cfg["cache_dir"])
+        )
+        self.bc_state = policy_state(net)
+        out = self.run_dir / "bc"
+        out.mkdir(parents=True, exist_ok=True)
+        save_policy(out, net, self.model_config, {"bc": record})
+        (out / "bc.json").write_text(json.dumps(record, indent=2) + "\n")
+        self.warm_start_s = time.perf_counter() - t0
+        best = next(h for h in record["history"] if h["epoch"] == record["best_epoch"])
+        print(
+            f"warm start done in {fmt_time(self.warm_start_s)}: held-out agreement "
+            f"{best['agreement']:.1%} (data {record['data'].get('seconds', 0):.0f} s"
+            f"{', cached' if record['data'].get('from_cache') else ''})",
+            flush=True,
+        )
+
     # ------------------------------------------------------------------ weights & league
+    def _on_learners(self, fn) -> list:
+        """``fn(learner)`` on every Learner (local or remote); their results."""
+        return [r.get() for r in self.algo.learner_group.foreach_learner(fn)]
+
     def main_state(self) -> dict[str, np.ndarray]:
-        from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
+        """The learner's ``CandidateNet`` weights."""
+        from experiments.vector_runner import strip_prefix
 
-        comp = f"{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{MODULE_ID}"
-        state = self.algo.learner_group.get_state(components=comp)
-        return _np_state(state[COMPONENT_LEARNER][COMPONENT_RL_MODULE][MODULE_ID])
+        def get(learner):
+            from ray.rllib.core import DEFAULT_MODULE_ID
 
-    def net_state(self) -> dict[str, np.ndarray]:
-        from agents.rllib_module import net_state_from_module_state
+            m = learner.module[DEFAULT_MODULE_ID]
+            return {k: v.detach().cpu().numpy().copy() for k, v in m.state_dict().items()}
 
-        return {k: v.numpy() for k, v in net_state_from_module_state(self.main_state()).items()}
+        return strip_prefix(self._on_learners(get)[0])
 
-    def current_agent(self):
+    def _set_main_weights(self, state: dict[str, np.ndarray]) -> None:
         import torch
 
-        from agents.checkpoint import CheckpointAgent
-        from agents.rllib_module import GuandanNet
-        from guandan_env.actions import NUM_ACTIONS
-        from guandan_env.observation import OBS_DIM
+        def put(learner):
+            from ray.rllib.core import DEFAULT_MODULE_ID
 
-        net = GuandanNet(OBS_DIM, NUM_ACTIONS, self.model_config)
-        net.load_state_dict({k: torch.as_tensor(v) for k, v in self.net_state().items()})
-        greedy = bool(self.cfg["eval"]["greedy"])
-        return CheckpointAgent(net, seed=int(self.cfg["seed"]), greedy=greedy, name="current")
+            net = learner.module[DEFAULT_MODULE_ID].unwrapped().net
+            net.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
+
+        self._on_learners(put)
+        self.algo.env_runner_group.sync_weights(
+            from_worker_or_learner_group=self.algo.learner_group, inference_only=True
+        )
+
+    def anchor_coeff(self) -> float:
+        a = self.cfg["anchor"]
+        if self.bc_state is None or float(a["coeff"]) <= 0:
+            return 0.0
+        decay = max(float(a["decay_samples"]), 1.0)
+        return float(a["coeff"]) * max(0.0, 1.0 - self.env_steps / decay)
+
+    def _update_anchor(self, install: bool = False) -> None:
+        coeff = self.anchor_coeff()
+        state = self.bc_state if install else None
+        mc = dict(self.model_config)
+
+        def put(learner):
+            learner.set_anchor(state, mc, coeff)
+
+        self._on_learners(put)
+
+    def league_members(self) -> list[tuple[str, dict]]:
+        bc = [(BC_ANCHOR, self.bc_state)] if self.bc_state is not None else []
+        return bc + self.league
 
     def take_snapshot(self) -> None:
-        name = f"iter_{self.iteration:06d}"
-        self.league.append((name, self.net_state()))
-        max_size = int(self.cfg["league"]["max_size"])
-        if max_size > 0:
-            self.league = self.league[-max_size:]
+        self.league.append((f"iter_{self.iteration:06d}", self.main_state()))
+        keep = int(self.cfg["league"]["max_snapshots"])
+        self.league = self.league[-keep:] if keep > 0 else []
         self.push_league()
 
     def push_league(self) -> None:
-        """Send the league's weights to every env runner (each builds the nets once)."""
-        states = dict(self.league)
-        model_config = dict(self.model_config)
-
-        def install(env_runner):
-            from experiments.selfplay_env import nets_from_states
-            from guandan_env.actions import NUM_ACTIONS
-            from guandan_env.observation import OBS_DIM
-
-            env = getattr(env_runner, "env", None)
-            if env is None:
-                return 0
-            nets = nets_from_states(states, OBS_DIM, NUM_ACTIONS, model_config)
-            for e in env.envs:
-                e.unwrapped.set_league(nets)
-            return len(nets)
-
-        self.algo.env_runner_group.foreach_env_runner(install, local_env_runner=True)
+        members = self.league_members()
+        if not members:
+            return
+        algo = self.algo
+        if getattr(algo, "_in_flight", False):
+            algo.stop_sampling()  # the league changes between samples, never during one
+        algo.env_runner_group.foreach_env_runner(
+            lambda runner: runner.set_league(members), local_env_runner=True
+        )
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self) -> Path:
         import torch
 
-        from agents.checkpoint import save_policy
+        from agents.candidate_net import save_policy
 
+        self.algo.stop_sampling()
         path = self.ckpt_root / f"iter_{self.iteration:06d}"
         if path.exists():
             shutil.rmtree(path)
         path.mkdir(parents=True)
         self.algo.save_to_path(str(path.resolve()))
-        meta = {
-            "run": self.cfg["name"],
-            "iteration": self.iteration,
-            "env_steps": self.env_steps,
-        }
-        save_policy(path, self.net_state(), self.model_config, meta)
-        torch.save({n: s for n, s in self.league}, path / "league.pt")
+        meta = {"run": self.cfg["name"], "iteration": self.iteration, "env_steps": self.env_steps}
+        save_policy(path, self.main_state(), self.model_config, meta)
+        torch.save({n: s for n, s in self.league_members()}, path / "league.pt")
         state = {
             "iteration": self.iteration,
             "env_steps": self.env_steps,
             "game_steps": self.game_steps,
-            "elapsed": self.elapsed,
+            "elapsed": self.now(),
+            "warm_start_s": self.warm_start_s,
             "league": [n for n, _ in self.league],
+            "bc": self.bc_state is not None,
         }
         # written last: its presence marks a complete checkpoint
         (path / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
@@ -309,7 +355,7 @@ class SelfPlayTrainer:
                 shutil.rmtree(old, ignore_errors=True)
         return path
 
-    def _restore(self) -> None:
+    def _restore_trainer_state(self) -> None:
         import torch
 
         from agents.checkpoint import latest_checkpoint
@@ -317,51 +363,66 @@ class SelfPlayTrainer:
         ckpt = latest_checkpoint(self.run_dir)
         if ckpt is None:
             raise FileNotFoundError(f"--resume {self.run_dir}: no finished checkpoint to resume")
-        self.algo.restore_from_path(str(ckpt.resolve()))
-        self._check_restored(ckpt)
+        self._resume_ckpt = ckpt
         state = json.loads((ckpt / "trainer_state.json").read_text())
         self.iteration = int(state["iteration"])
         self.env_steps = int(state["env_steps"])
         self.game_steps = int(state["game_steps"])
         self.elapsed = float(state["elapsed"])
-        league = torch.load(ckpt / "league.pt", weights_only=False)
-        self.league = [(n, league[n]) for n in state["league"]]
+        self.warm_start_s = float(state.get("warm_start_s", 0.0))
+        saved = torch.load(ckpt / "league.pt", weights_only=False)
+        self.league = [(n, saved[n]) for n in state["league"]]
+        self.bc_state = saved.get(BC_ANCHOR) if state.get("bc") else None
         self.last_checkpoint_iter = self.iteration
-        if self.league:
-            self.push_league()
-        print(f"resumed {self.run_dir} from {ckpt.name} (iteration {self.iteration})", flush=True)
 
-    def _check_restored(self, ckpt: Path) -> None:
-        """The learner's weights must equal the checkpoint's ``policy.pt`` after a restore."""
+    def _restore_algo(self) -> None:
         import torch
 
         from agents.checkpoint import POLICY_FILE
 
+        ckpt = self._resume_ckpt
+        self.algo.restore_from_path(str(ckpt.resolve()))
         saved = torch.load(ckpt / POLICY_FILE, weights_only=True)["state_dict"]
-        now = self.net_state()
-        bad = [k for k in saved if k not in now or not np.array_equal(saved[k].numpy(), now[k])]
+        self._set_main_weights({k: v.numpy() for k, v in saved.items()})
+        now = self.main_state()
+        bad = [k for k in saved if not np.array_equal(saved[k].numpy(), now[k])]
         if bad:
             raise RuntimeError(f"restoring {ckpt} did not restore the weights of {bad[:3]}")
+        print(
+            f"resumed {self.run_dir} from {ckpt.name}: iteration {self.iteration}, "
+            f"{fmt_count(self.env_steps)} samples, {fmt_time(self.elapsed)} of "
+            f"{fmt_time(float(self.cfg['stop']['time_s'] or 0))} used",
+            flush=True,
+        )
 
     # ------------------------------------------------------------------ evaluation
-    def evaluate(self, pairs: int) -> dict[str, dict]:
-        from experiments.arena import evaluate
+    def start_eval(self, pairs: int):
+        import ray
 
-        agent = self.current_agent()
-        game = {k: v for k, v in self.cfg["env"]["game"].items() if k != "mode"}
-        out = {}
-        for opp in self.cfg["eval"]["opponents"]:
-            stats = evaluate(
-                agent,
-                opp,
-                n_pairs=pairs,
-                seed=int(self.cfg["seed"]) + 7919,
-                mode=self.cfg["env"]["game"].get("mode", "deal"),
-                config=game,
-            )
-            stats = {k: v for k, v in stats.items() if k != "pair_gains"}
-            out[opp] = stats
-            self.log.evaluation(self.iteration, self.env_steps, opp, stats)
+        task = ray.remote(num_cpus=0)(_evaluate_task)
+        return task.remote(
+            self.main_state(),
+            dict(self.model_config),
+            list(self.cfg["eval"]["opponents"]),
+            int(pairs),
+            int(self.cfg["seed"]) + 7919,
+            dict(self.cfg["game"]),
+        )
+
+    def poll_eval(self, block: bool = False) -> dict[str, dict]:
+        import ray
+
+        if self.pending_eval is None:
+            return {}
+        ref, it, steps, t = self.pending_eval
+        ready, _ = ray.wait([ref], timeout=None if block else 0)
+        if not ready:
+            return {}
+        self.pending_eval = None
+        out = ray.get(ref)
+        for opp, stats in out.items():
+            self.log.evaluation(it, steps, opp, stats, time_s=t)
+        self.last_evals = out
         return out
 
     # ------------------------------------------------------------------ loop
@@ -369,85 +430,94 @@ class SelfPlayTrainer:
         s = self.cfg["stop"]
         if s["iterations"] is not None and self.iteration >= int(s["iterations"]):
             return "iterations"
-        if s["time_s"] is not None and self.elapsed >= float(s["time_s"]):
+        if s["time_s"] is not None and self.now() >= float(s["time_s"]):
             return "time"
         if s["env_steps"] is not None and self.env_steps >= int(s["env_steps"]):
             return "env_steps"
         return None
 
-    def train_once(self) -> tuple[dict[str, Any], dict[str, Any]]:
+    def train_once(self) -> dict[str, Any]:
         t0 = time.perf_counter()
-        result = self.algo.train()
+        self._update_anchor()
+        self.algo.train()
         dt = time.perf_counter() - t0
         self.iteration += 1
-        er = result.get("env_runners", {})
-        ln = _peek(result, "learners", MODULE_ID, default={})
-        steps = int(er.get("num_env_steps_sampled", 0) or 0)
-        gsteps = int(er.get("game_steps", 0) or 0)
+        info = self.algo.last_info
+        steps = int(info["env_steps"])
         self.env_steps += steps
+        rm = info["runner_metrics"]
+        gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
         self.game_steps += gsteps
-        row = {
+        ln = info["learner"]
+        row: dict[str, Any] = {
             "iteration": self.iteration,
             "env_steps": self.env_steps,
             "game_steps": self.game_steps,
             "iter_s": dt,
             "env_steps_per_s": steps / dt if dt > 0 else 0.0,
             "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
-            "episode_reward_mean": er.get("league_reward"),
             "policy_loss": ln.get("policy_loss"),
             "vf_loss": ln.get("vf_loss"),
             "entropy": ln.get("entropy"),
-            "kl": ln.get("mean_kl_loss"),
-            "league_size": len(self.league),
+            "kl": ln.get("approx_kl"),
+            "clip_frac": ln.get("clip_frac"),
+            "anchor_kl": ln.get("anchor_kl"),
+            "anchor_coeff": ln.get("anchor_coeff"),
+            "vf_explained_var": ln.get("vf_explained_var"),
+            "league_size": len(self.league_members()),
             "load1": os.getloadavg()[0],  # machine load: throughput is shared with others
         }
-        extra = {
-            "loss/total": ln.get("total_loss"),
-            "loss/vf_explained_var": ln.get("vf_explained_var"),
-            "loss/kl_coeff": ln.get("curr_kl_coeff"),
-            "train/episodes": er.get("num_episodes"),
-            "train/episode_len_mean": er.get("episode_len_mean"),
-        }
-        for key in ("reward_vs", "win_vs"):
-            for kind, v in (er.get(key) or {}).items():
-                extra[f"train/{key}_{kind}"] = v
-                if key == "reward_vs":
-                    row[f"reward_vs_{kind}"] = v
-        return row, extra
+        for kind in ("bc", "snapshot"):
+            games = sum(m.get(f"games_vs_{kind}", 0) for m in rm)
+            if games:
+                row[f"reward_vs_{kind}"] = (
+                    sum(m[f"reward_vs_{kind}"] * m[f"games_vs_{kind}"] for m in rm if
+                        f"games_vs_{kind}" in m) / games
+                )
+        return row
 
     def run(self) -> dict[str, Any]:
         self.setup()
         c = self.cfg
+        r = c["runners"]
+        budget = c["stop"]["time_s"]
         print(
-            f"run {self.run_dir}: {c['env_runners']['num']} env runners x "
-            f"{c['env_runners']['envs_per_runner']} envs, batch {c['ppo']['train_batch_size']}, "
-            f"model {self.model_config['hidden']}; stop {c['stop']}",
+            f"run {self.run_dir}: {r['num']} runner(s) x {r['tables']} tables, "
+            f"{fmt_count(int(r['samples_per_call']) * max(int(r['num']), 1))} samples/iteration, "
+            f"model trunk {self.model_config['trunk']} cand {self.model_config['cand']}; "
+            f"budget {fmt_time(float(budget)) if budget else 'none'}",
             flush=True,
         )
         reason = None
+        last_eval_t = self.now()
         try:
             while (reason := self.done()) is None:
-                t_start = time.perf_counter()
-                row, extra = self.train_once()
+                row = self.train_once()
                 it = self.iteration
                 if c["league"]["snapshot_every"] and it % int(c["league"]["snapshot_every"]) == 0:
                     self.take_snapshot()
-                    row["league_size"] = len(self.league)
-                evals = {}
-                if c["eval"]["every"] and it % int(c["eval"]["every"]) == 0:
-                    evals = self.evaluate(int(c["eval"]["pairs"]))
-                    self.last_evals = evals
+                    row["league_size"] = len(self.league_members())
                 if c["checkpoint"]["every"] and it % int(c["checkpoint"]["every"]) == 0:
                     self.save_checkpoint()
-                self.elapsed += time.perf_counter() - t_start
-                row["time_s"] = self.elapsed
-                self.log.iteration(row, extra)
-                print(progress_line(row, evals), flush=True)
+                evals = self.poll_eval()
+                every = float(c["eval"]["every_s"])
+                if every and self.pending_eval is None and self.now() - last_eval_t >= every:
+                    ref = self.start_eval(int(c["eval"]["pairs"]))
+                    self.pending_eval = (ref, it, self.env_steps, self.now())
+                    last_eval_t = self.now()
+                row["time_s"] = self.now()
+                self.log.iteration(row)
+                print(progress_line(row, evals, budget), flush=True)
+        except KeyboardInterrupt:
+            reason = "interrupted"
+            print("\ninterrupted: saving a checkpoint …", flush=True)
         finally:
             if self.algo is not None and self.iteration > 0:
                 if self.last_checkpoint_iter != self.iteration:
                     path = self.save_checkpoint()
                     print(f"checkpoint {path}", flush=True)
+        self.elapsed = self.now()
+        self._session_start = time.perf_counter()
         summary = {
             "run_dir": str(self.run_dir),
             "stopped_by": reason,
@@ -455,61 +525,82 @@ class SelfPlayTrainer:
             "env_steps": self.env_steps,
             "game_steps": self.game_steps,
             "train_seconds": round(self.elapsed, 1),
-            "env_steps_per_s": round(self.env_steps / max(self.elapsed, 1e-9), 1),
+            "warm_start_seconds": round(self.warm_start_s, 1),
+            "env_steps_per_s": round(
+                self.env_steps / max(self.elapsed - self.warm_start_s, 1e-9), 1
+            ),
             "checkpoint": str(self.ckpt_root / f"iter_{self.iteration:06d}"),
         }
+        if reason == "interrupted":
+            self._write_summary(summary)
+            print(f"resume with: python -m experiments.selfplay --resume {self.run_dir}")
+            return summary
         pairs = int(c["eval"]["final_pairs"])
-        if pairs > 0:
+        if pairs > 0 and self.iteration > 0:
             t = time.perf_counter()
-            final = self.evaluate(pairs)
+            import ray
+
+            print(f"final evaluation: {pairs} duplicate pairs per opponent …", flush=True)
+            final = ray.get(self.start_eval(pairs))
+            for opp, stats in final.items():
+                self.log.evaluation(self.iteration, self.env_steps, opp, stats, self.elapsed)
+                print("final " + fmt_eval(opp, stats), flush=True)
             summary["final_eval"] = final
             summary["final_eval_seconds"] = round(time.perf_counter() - t, 1)
-            for opp, st in final.items():
-                print("final " + fmt_eval(opp, st), flush=True)
-        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        self._write_summary(summary)
         print(
-            f"done ({reason}): {self.iteration} iterations, {fmt_count(self.env_steps)} env steps "
-            f"in {self.elapsed:.0f} s ({summary['env_steps_per_s']:.0f}/s); "
-            f"checkpoint {summary['checkpoint']}",
+            f"done ({reason}): {self.iteration} iterations, {fmt_count(self.env_steps)} samples "
+            f"in {fmt_time(self.elapsed)} (warm start {fmt_time(self.warm_start_s)}; "
+            f"{summary['env_steps_per_s']:.0f} samples/s after it); checkpoint "
+            f"{summary['checkpoint']}",
             flush=True,
         )
         return summary
 
+    def _write_summary(self, summary: dict) -> None:
+        tmp = self.run_dir / "summary.json.tmp"
+        tmp.write_text(json.dumps(summary, indent=2) + "\n")
+        tmp.replace(self.run_dir / "summary.json")
+
     def close(self) -> None:
-        if getattr(self, "log", None) is not None:
+        if self.log is not None:
             self.log.close()
         if self.algo is not None:
-            self.algo.stop()
+            try:
+                self.algo.stop()
+            except Exception:  # noqa: BLE001 - shutting down; nothing left to save
+                pass
 
 
-def choose_run_dir(cfg: dict, named: bool) -> Path:
-    """``runs_dir/name``; if it holds a run, an unnamed run moves on to ``name-2``, ``name-3``
-    … (updating ``cfg["name"]``) and an explicitly named one is an error."""
+def choose_run_dir(cfg: dict, named: bool) -> tuple[Path, str | None]:
+    """``runs_dir/name`` and a note; if it holds a run, an unnamed run moves on to
+    ``name-2``, ``name-3`` … (updating ``cfg["name"]``); a named one is an error."""
     root = Path(cfg["runs_dir"])
     run_dir = root / cfg["name"]
-    if not (run_dir / "checkpoints").exists():
-        return run_dir
+    if not (run_dir / "config.yaml").exists():
+        return run_dir, None
     if named:
         raise ValueError(f"{run_dir} already holds a run; use --resume {run_dir} or another name")
     k = 2
     while (root / f"{cfg['name']}-{k}").exists():
         k += 1
     cfg["name"] = f"{cfg['name']}-{k}"
-    return root / cfg["name"]
+    note = (
+        f"{run_dir} already holds a run (left untouched; continue it with --resume {run_dir}); "
+        f"this run goes to {root / cfg['name']}"
+    )
+    return root / cfg["name"], note
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m experiments.selfplay",
-        description="RLlib PPO self-play with a league of snapshots (see module docstring).",
+        description="Self-play PPO over legal candidates, warm-started from the heuristic.",
     )
     p.add_argument("overrides", nargs="*", help="config overrides key=value (dotted keys)")
-    p.add_argument(
-        "--config", help="YAML config (default: configs/default.yaml; CI: configs/smoke.yaml)"
-    )
-    p.add_argument(
-        "--resume", metavar="RUN_DIR", help="continue runs/<name> from its newest checkpoint"
-    )
+    p.add_argument("--config", help="YAML config (default: configs/default.yaml)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue runs/<name> from its newest "
+                   "checkpoint")
     p.add_argument("--address", help="connect to an existing Ray cluster ('auto' or host:port)")
     p.add_argument("--name", help="run name (directory under runs_dir)")
     args = p.parse_args(argv)
@@ -521,6 +612,7 @@ def main(argv: list[str] | None = None) -> int:
             if not (run_dir / "config.yaml").exists():
                 raise ValueError(f"--resume {run_dir}: no config.yaml (not a self-play run)")
             cfg = load_config(run_dir / "config.yaml", args.overrides)
+            note = None
         else:
             path = args.config
             if path is None and DEFAULT_CONFIG_FILE.exists():
@@ -529,12 +621,14 @@ def main(argv: list[str] | None = None) -> int:
             named = args.name is not None or any(o.startswith("name=") for o in args.overrides)
             if args.name:
                 cfg["name"] = args.name
-            run_dir = choose_run_dir(cfg, named)
+            run_dir, note = choose_run_dir(cfg, named)
         if args.address:
             cfg["ray"]["address"] = args.address
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if note:
+        print(note, flush=True)
     run_dir.mkdir(parents=True, exist_ok=True)
     save_config(cfg, run_dir / "config.yaml")
     trainer = SelfPlayTrainer(cfg, run_dir, resume=bool(args.resume))
@@ -543,6 +637,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # during setup or the final evaluation
+        print("\ninterrupted", file=sys.stderr)
+        return 0
     finally:
         trainer.close()
     return 0

@@ -1,8 +1,8 @@
 """Config of a self-play run: defaults, YAML files, ``key=value`` overrides, validation.
 
 A config is a nested dict. ``DEFAULTS`` lists every key; a YAML file (``configs/*.yaml``)
-and command-line overrides (``ppo.lr=1e-4``, ``env.opponents.random=0.2``,
-``model.hidden=[128,128]``; values are parsed as YAML) are merged over it in that order.
+and command-line overrides (``ppo.lr=1e-4``, ``league.self_share=0.6``,
+``model.trunk=[256,256]``; values are parsed as YAML) are merged over it in that order.
 Unknown keys are an error that names them.
 """
 
@@ -14,70 +14,68 @@ from typing import Any
 
 import yaml
 
-from agents.rllib_module import check_model_config
-from experiments.selfplay_env import DEFAULT_ENV_CONFIG, OPPONENT_KINDS, check_env_config
+from agents.candidate_net import DEFAULT_MODEL_CONFIG, check_model_config
+from experiments.bc import DEFAULT_BC_CONFIG
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG_FILE = REPO_ROOT / "configs" / "default.yaml"
 
-# The built-in defaults equal configs/default.yaml (a ~20 minute run on 2 cores).
+# The built-in defaults equal configs/default.yaml (tested).
 DEFAULTS: dict[str, Any] = {
     "name": "default",  # run directory: <runs_dir>/<name>
     "runs_dir": "runs",
+    "cache_dir": "runs/cache",  # behaviour-cloning data, shared between runs
     "seed": 0,
     "stop": {  # stop at whichever comes first (null = no limit)
         "iterations": None,
-        "time_s": 1200,  # wall-clock seconds of the training loop (evaluations included)
-        "env_steps": None,  # learner env steps
+        "time_s": 1500,  # wall-clock seconds of the whole run, warm start included
+        "env_steps": None,  # learner samples
     },
     "ray": {
         "address": None,  # existing Ray cluster ("auto" or host:port); None = start locally
         "num_cpus": 2,  # CPUs of the local Ray instance (ignored with an address)
-        "object_store_mb": 256,
+        "object_store_mb": 512,
     },
-    "env_runners": {
-        "num": 2,  # remote env runner actors, 1 CPU each (0 = sample in the driver)
-        "envs_per_runner": 32,  # tables per runner, batched through one forward pass
-        "rollout_fragment_length": "auto",  # steps per table per sampling round
-        "sample_timeout_s": 120.0,
+    "runners": {
+        "num": 1,  # remote VectorEnvRunners, 1 CPU each (0 = sample in the driver)
+        "tables": 1024,  # tables per runner, in lockstep
+        "samples_per_call": 16384,  # learner samples per runner and iteration
     },
-    "env": {
-        "game": dict(DEFAULT_ENV_CONFIG["game"]),  # guandan_env.env config of a deal
-        "opponents": dict(DEFAULT_ENV_CONFIG["opponents"]),  # opposing team per episode
-    },
-    "model": {"hidden": [256, 256], "vf_share_layers": True},
+    "game": {"mode": "deal", "random_levels": True, "random_tribute": True},
+    "model": copy.deepcopy(DEFAULT_MODEL_CONFIG),
     "ppo": {
-        "lr": 1.0e-3,
+        "lr": 3.0e-4,
         "gamma": 1.0,
         "lambda": 0.95,
-        "train_batch_size": 4000,  # learner env steps per iteration
-        "minibatch_size": 500,
+        "minibatch_size": 2048,
         "num_epochs": 1,
         "clip_param": 0.2,
-        "vf_clip_param": 10.0,
         "vf_loss_coeff": 0.5,
-        "entropy_coeff": 0.01,
-        "use_kl_loss": True,
-        "kl_coeff": 0.2,
-        "kl_target": 0.01,
+        "entropy_coeff": 0.003,
         "grad_clip": 1.0,
     },
+    "warm_start": dict(DEFAULT_BC_CONFIG),  # behaviour cloning of the heuristic
+    "anchor": {  # KL(BC policy || learner) penalty, annealed linearly to 0
+        "coeff": 0.1,
+        "decay_samples": 10_000_000,
+    },
     "league": {
-        "snapshot_every": 20,  # iterations between frozen snapshots of the policy
-        "max_size": 10,  # oldest snapshots are dropped beyond this (0 = keep all)
+        "self_share": 0.5,  # episodes where all four seats are the learner
+        "snapshot_every": 10,  # iterations between frozen snapshots joining the league
+        "max_snapshots": 6,  # oldest snapshots leave beyond this (the BC net always stays)
+        "pfsp_power": 1.0,  # opponent weight (1 - learner win rate) ** power
     },
     "eval": {
-        "every": 20,  # iterations between evaluations (0 = never during training)
-        "pairs": 30,  # duplicate deal pairs per opponent (2 deals each)
-        "final_pairs": 100,  # at the end of the run (0 = skip)
+        "every_s": 300,  # seconds between background evaluations (0 = none during training)
+        "pairs": 100,  # duplicate deal pairs per opponent (2 deals each)
+        "final_pairs": 500,  # after training (0 = skip)
         "opponents": ["random", "heuristic"],  # agent specs (agents.registry)
-        "greedy": True,  # evaluate the argmax policy (False: sample)
     },
     "checkpoint": {
         "every": 20,  # iterations between checkpoints (one is always written at the end)
         "keep": 3,  # newest checkpoints kept (0 = keep all)
     },
-    "torch_threads": 1,  # torch threads of the driver (learner); see docs/selfplay.md
+    "torch_threads": 1,  # torch threads of the driver (learner)
 }
 
 
@@ -89,7 +87,7 @@ def _merge(base: dict, override: dict, path: str = "") -> dict:
         key = f"{path}{k}"
         if k not in base:
             unknown.append(key)
-        elif isinstance(base[k], dict) and k not in ("opponents", "game"):
+        elif isinstance(base[k], dict) and k != "game":
             if not isinstance(v, dict):
                 raise ValueError(f"config key {key!r} is a section; got {v!r}")
             out[k] = _merge(base[k], v, key + ".")
@@ -136,25 +134,34 @@ def parse_overrides(items: list[str]) -> dict:
 
 def validate(cfg: dict) -> dict:
     """Check values that would otherwise fail late (inside Ray) with unclear errors."""
-    check_env_config({"game": cfg["env"]["game"], "opponents": cfg["env"]["opponents"]})
     from guandan_env.aec import check_config
 
-    check_config(cfg["env"]["game"])
+    game = check_config(dict(cfg["game"]))
+    if game["mode"] != "deal":
+        raise ValueError("game.mode must be 'deal': training plays single deals")
     cfg["model"] = check_model_config(cfg["model"])
     for k in cfg["eval"]["opponents"]:
         if not isinstance(k, str):
             raise ValueError(f"eval.opponents must be agent specs (strings), got {k!r}")
-    er = cfg["env_runners"]
-    if int(er["num"]) < 0 or int(er["envs_per_runner"]) < 1:
-        raise ValueError("env_runners.num must be >= 0 and env_runners.envs_per_runner >= 1")
-    p = cfg["ppo"]
-    if p["minibatch_size"] > p["train_batch_size"]:
-        raise ValueError("ppo.minibatch_size must be <= ppo.train_batch_size")
-    for section, key in (("league", "snapshot_every"), ("eval", "every"), ("checkpoint", "every")):
-        if int(cfg[section][key]) < 0:
+    r = cfg["runners"]
+    if int(r["num"]) < 0 or int(r["tables"]) < 1 or int(r["samples_per_call"]) < 1:
+        raise ValueError("runners.num must be >= 0, runners.tables and samples_per_call >= 1")
+    if not 0 <= float(cfg["league"]["self_share"]) <= 1:
+        raise ValueError("league.self_share must be in [0, 1]")
+    if int(cfg["ppo"]["minibatch_size"]) > int(r["samples_per_call"]):
+        raise ValueError("ppo.minibatch_size must be <= runners.samples_per_call")
+    for section, key in (
+        ("league", "snapshot_every"),
+        ("eval", "every_s"),
+        ("eval", "pairs"),
+        ("eval", "final_pairs"),
+        ("checkpoint", "every"),
+        ("warm_start", "decisions"),
+    ):
+        if float(cfg[section][key]) < 0:
             raise ValueError(f"{section}.{key} must be >= 0")
-    if set(cfg["env"]["opponents"]) - set(OPPONENT_KINDS):
-        raise ValueError(f"env.opponents kinds must be in {OPPONENT_KINDS}")
+    if int(cfg["warm_start"]["decisions"]) > 0 and int(cfg["warm_start"]["epochs"]) < 1:
+        raise ValueError("warm_start.epochs must be >= 1 when warm_start.decisions > 0")
     return cfg
 
 

@@ -15,20 +15,23 @@ PROGRESS_COLUMNS = [
     "iter_s",
     "env_steps_per_s",
     "game_steps_per_s",
-    "episode_reward_mean",
+    "reward_vs_bc",
     "reward_vs_snapshot",
-    "reward_vs_random",
-    "reward_vs_heuristic",
     "policy_loss",
     "vf_loss",
     "entropy",
     "kl",
+    "clip_frac",
+    "anchor_kl",
+    "anchor_coeff",
+    "vf_explained_var",
     "league_size",
     "load1",
 ]
 EVAL_COLUMNS = [
     "iteration",
     "env_steps",
+    "time_s",
     "opponent",
     "pairs",
     "dup_win_rate",
@@ -41,6 +44,23 @@ EVAL_COLUMNS = [
     "mean_gain_lo",
     "mean_gain_hi",
 ]
+# TensorBoard tag of each progress column (x axis: learner samples)
+TB_TAGS = {
+    "reward_vs_bc": "train/reward_vs_bc",
+    "reward_vs_snapshot": "train/reward_vs_snapshot",
+    "policy_loss": "loss/policy",
+    "vf_loss": "loss/value",
+    "entropy": "loss/entropy",
+    "kl": "loss/kl",
+    "clip_frac": "loss/clip_frac",
+    "anchor_kl": "loss/anchor_kl",
+    "anchor_coeff": "loss/anchor_coeff",
+    "vf_explained_var": "loss/vf_explained_var",
+    "env_steps_per_s": "perf/samples_per_s",
+    "game_steps_per_s": "perf/game_steps_per_s",
+    "iter_s": "perf/iteration_s",
+    "league_size": "league/size",
+}
 
 
 class CsvLog:
@@ -102,27 +122,16 @@ class RunLogger:
             if v is not None and math.isfinite(float(v)):
                 self.writer.add_scalar(tag, float(v), global_step=step)
 
-    def iteration(self, row: dict[str, Any], extra: dict[str, float | None]) -> None:
-        step = int(row["env_steps"])
+    def iteration(self, row: dict[str, Any]) -> None:
         self.progress.write(row)
-        self.scalars(
-            {
-                "train/episode_reward_mean": row.get("episode_reward_mean"),
-                "loss/policy": row.get("policy_loss"),
-                "loss/value": row.get("vf_loss"),
-                "loss/entropy": row.get("entropy"),
-                "loss/kl": row.get("kl"),
-                "perf/env_steps_per_s": row.get("env_steps_per_s"),
-                "perf/game_steps_per_s": row.get("game_steps_per_s"),
-                "perf/iteration_s": row.get("iter_s"),
-                "league/size": row.get("league_size"),
-                **extra,
-            },
-            step,
-        )
+        self.scalars({tag: row.get(k) for k, tag in TB_TAGS.items()}, int(row["env_steps"]))
 
-    def evaluation(self, iteration: int, env_steps: int, opponent: str, stats: dict) -> None:
+    def evaluation(
+        self, iteration: int, env_steps: int, opponent: str, stats: dict, time_s: float
+    ) -> None:
+        """One evaluation row, written whole (an interrupted evaluation writes nothing)."""
         row = {"iteration": iteration, "env_steps": env_steps, "opponent": opponent}
+        row["time_s"] = time_s
         row["pairs"] = stats["pairs"]
         for k in ("dup_win_rate", "deal_win_rate", "mean_gain"):
             row[k] = stats[k]
@@ -165,17 +174,25 @@ def fmt_eval(opponent: str, stats: dict) -> str:
     )
 
 
-def progress_line(row: dict[str, Any], evals: dict[str, dict]) -> str:
+def fmt_time(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def progress_line(row: dict[str, Any], evals: dict[str, dict], budget_s: float | None) -> str:
     def f(key: str, spec: str) -> str:
         v = row.get(key)
         return "-" if v is None else format(v, spec)
 
+    t = row["time_s"]
+    clock = fmt_time(t) + (f" ({fmt_time(max(budget_s - t, 0))} left)" if budget_s else "")
     parts = [
         f"it {row['iteration']:4d}",
-        f"steps {fmt_count(row['env_steps']):>7} (game {fmt_count(row['game_steps'])})",
-        f"{row['env_steps_per_s']:6.0f} st/s",
-        f"({row['iter_s']:.1f} s)",
+        clock,
+        f"samples {fmt_count(row['env_steps']):>7}",
+        f"{row['env_steps_per_s']:6.0f}/s",
         f"ent {f('entropy', '.2f')} kl {f('kl', '.4f')} vf {f('vf_loss', '.2f')}",
+        f"vs bc {f('reward_vs_bc', '+.2f')} vs snap {f('reward_vs_snapshot', '+.2f')}",
         f"league {row['league_size']}",
     ]
     line = "  ".join(parts)

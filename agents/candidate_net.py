@@ -1,0 +1,316 @@
+"""The candidate-scoring policy: a plain torch network that scores only the legal actions.
+
+``CandidateNet`` reads a decision as the observation plus ``state_features`` (own hand plan,
+public counting), encodes it with an MLP trunk ``h``, and scores each legal candidate ``a``
+with its features ``φ(a)`` (``guandan_env.candidate_features``: the action's row of
+``action_features``, the hand it leaves, that hand's plan) and a learned per-id embedding
+``E[a]`` (zero at start)::
+
+    score(s, a) = MLP(relu(U h(s) + V φ(a) + E[a]))        value(s) = w · h(s) + b
+
+The policy is a softmax over each decision's candidates only: logits are one flat vector of
+all candidates of a batch (``rows`` says whose they are), normalised per row with segment
+operations (``scatter_reduce`` / ``index_add``), never padded, so the cost of a decision
+follows its number of legal actions (mean ~6, max 793), not the table's 2,243 ids. An
+illegal action has no logit at all: probability exactly 0.
+
+The same class serves the RLlib learner (wrapped by ``experiments.candidate_ppo``), the env
+runner's batched acting, frozen league members, behaviour cloning and the ``checkpoint:PATH``
+agent; this module imports no Ray. ``model.features`` switches input blocks off (zeroed) for
+ablations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from guandan_env.actions import NUM_ACTIONS
+from guandan_env.candidate_features import (
+    AFTER_DIM,
+    CAND_DIM,
+    STATE_DIM,
+    candidate_features,
+    candidates,
+    state_features,
+)
+from guandan_env.config_keys import merge_known
+from guandan_env.features import ACTION_FEATURE_DIM
+from guandan_env.hand_plan import PLAN_DIM
+from guandan_env.observation import OBS_DIM
+from guandan_env.packing import unpack_masks, unpack_obs
+
+FEATURE_BLOCKS = ("after", "plan", "state")
+DEFAULT_MODEL_CONFIG: dict[str, Any] = {
+    "trunk": [512, 256],  # MLP over observation + state features
+    "cand": [128, 64],  # candidate scorer: first width joins h, φ and E, then an MLP
+    "id_embedding": True,  # learned per-id embedding E[a]
+    "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
+}
+POLICY_FORMAT = "guandan-candidate-policy-v2"
+
+
+def check_model_config(model_config: dict | None) -> dict:
+    """Merge over the defaults; unknown keys or blocks raise ``ValueError`` naming them."""
+    cfg = merge_known(DEFAULT_MODEL_CONFIG, model_config, "model config")
+    for key in ("trunk", "cand"):
+        cfg[key] = [int(h) for h in cfg[key]]
+        if not cfg[key] or min(cfg[key]) < 1:
+            raise ValueError(f"model.{key} must be a non-empty list of positive sizes")
+    cfg["id_embedding"] = bool(cfg["id_embedding"])
+    cfg["features"] = list(cfg["features"])
+    bad = sorted(set(cfg["features"]) - set(FEATURE_BLOCKS))
+    if bad:
+        raise ValueError(f"model.features: unknown block(s) {bad}; known: {list(FEATURE_BLOCKS)}")
+    return cfg
+
+
+@dataclass
+class Decisions:
+    """A batch of decisions as the network reads them (torch tensors)."""
+
+    x: torch.Tensor  # (N, OBS_DIM + STATE_DIM) float32
+    rows: torch.Tensor  # (M,) int64: decision of each candidate, ascending
+    ids: torch.Tensor  # (M,) int64: action id of each candidate
+    phi: torch.Tensor  # (M, CAND_DIM) float32
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[0])
+
+
+def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """0/1 column masks of the candidate and state inputs for the enabled blocks."""
+    cand = np.ones(CAND_DIM, dtype=np.float32)
+    a0 = ACTION_FEATURE_DIM
+    if "after" not in features:
+        cand[a0 : a0 + AFTER_DIM] = 0
+    if "plan" not in features:
+        cand[a0 + AFTER_DIM :] = 0
+    state = np.ones(STATE_DIM, dtype=np.float32)
+    if "plan" not in features:
+        state[:PLAN_DIM] = 0
+    if "state" not in features:
+        state[PLAN_DIM:] = 0
+    return cand, state
+
+
+def prepare(obs: np.ndarray, mask: np.ndarray, features: list[str] | None = None) -> Decisions:
+    """Network inputs of decisions ``obs float32 (N, OBS_DIM)``, ``mask (N, NUM_ACTIONS)``."""
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    rows, ids = candidates(mask)
+    if rows.size == 0 or np.unique(rows).size != obs.shape[0]:
+        raise ValueError("every decision needs at least one legal action in its mask")
+    phi = candidate_features(obs, rows, ids)
+    st = state_features(obs)
+    if features is not None and set(features) != set(FEATURE_BLOCKS):
+        cm, sm = _block_mask(features)
+        phi *= cm
+        st *= sm
+    x = np.concatenate([obs, st], axis=1)
+    return Decisions(
+        torch.from_numpy(x), torch.from_numpy(rows), torch.from_numpy(ids), torch.from_numpy(phi)
+    )
+
+
+def prepare_packed(
+    obs_bits: np.ndarray, obs_scalar: np.ndarray, mask_bits: np.ndarray, features=None
+) -> Decisions:
+    """``prepare`` from ``guandan_env.packing`` arrays (stored samples)."""
+    return prepare(unpack_obs(obs_bits, obs_scalar), unpack_masks(mask_bits), features)
+
+
+# ------------------------------------------------------------------ segment operations
+def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
+    """Log-probabilities of each candidate within its row (``rows`` ascending, no empty row)."""
+    peak = torch.full((n,), -torch.inf, dtype=logits.dtype).scatter_reduce(
+        0, rows, logits.detach(), reduce="amax", include_self=True
+    )
+    z = logits - peak[rows]
+    total = torch.zeros(n, dtype=logits.dtype).index_add(0, rows, torch.exp(z))
+    return z - torch.log(total)[rows]
+
+
+def segment_sum(values: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
+    return torch.zeros(n, dtype=values.dtype).index_add(0, rows, values)
+
+
+def segment_entropy(logp: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
+    return -segment_sum(torch.exp(logp) * logp, rows, n)
+
+
+def segment_argmax(scores: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
+    """Index (into the flat candidates) of each row's highest score (first on ties)."""
+    peak = torch.full((n,), -torch.inf, dtype=scores.dtype).scatter_reduce(
+        0, rows, scores, reduce="amax", include_self=True
+    )
+    hit = scores == peak[rows]
+    pos = torch.arange(scores.shape[0])
+    first = torch.full((n,), scores.shape[0], dtype=torch.int64)
+    return first.scatter_reduce(0, rows[hit], pos[hit], reduce="amin", include_self=True)
+
+
+def taken_index(rows: torch.Tensor, ids: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    """Flat candidate index of each row's taken action (``ValueError`` if one is not legal)."""
+    hit = ids == actions[rows]
+    idx = torch.nonzero(hit, as_tuple=False)[:, 0]
+    if idx.shape[0] != actions.shape[0] or not torch.equal(rows[idx], torch.arange(len(actions))):
+        raise ValueError("an action is not among its decision's legal candidates")
+    return idx
+
+
+# ------------------------------------------------------------------ the network
+def _mlp(sizes: list[int], last_relu: bool = True) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        lin = nn.Linear(a, b)
+        nn.init.orthogonal_(lin.weight, gain=2**0.5)
+        nn.init.zeros_(lin.bias)
+        layers.append(lin)
+        if last_relu or i < len(sizes) - 2:
+            layers.append(nn.ReLU())
+    return nn.Sequential(*layers)
+
+
+class CandidateNet(nn.Module):
+    """Scores legal candidates and values decisions (module docstring)."""
+
+    def __init__(self, model_config: dict | None = None) -> None:
+        super().__init__()
+        cfg = check_model_config(model_config)
+        self.model_config = cfg
+        trunk, cand = cfg["trunk"], cfg["cand"]
+        self.trunk = _mlp([OBS_DIM + STATE_DIM, *trunk])
+        self.state_proj = nn.Linear(trunk[-1], cand[0])
+        self.cand_proj = nn.Linear(CAND_DIM, cand[0], bias=False)
+        self.id_embedding = nn.Embedding(NUM_ACTIONS, cand[0]) if cfg["id_embedding"] else None
+        if self.id_embedding is not None:
+            nn.init.zeros_(self.id_embedding.weight)
+        self.scorer = _mlp([*cand, 1], last_relu=False)
+        nn.init.orthogonal_(self.scorer[-1].weight, gain=0.01)  # near-uniform start
+        self.value_head = nn.Linear(trunk[-1], 1)
+        nn.init.orthogonal_(self.value_head.weight, gain=1.0)
+        nn.init.zeros_(self.value_head.bias)
+
+    @property
+    def features(self) -> list[str]:
+        return self.model_config["features"]
+
+    def prepare(self, obs: np.ndarray, mask: np.ndarray) -> Decisions:
+        return prepare(obs, mask, self.features)
+
+    def forward(self, d: Decisions) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits (M,), values (N,))``: unnormalised candidate scores and state values."""
+        h = self.trunk(d.x)
+        z = self.state_proj(h)[d.rows] + self.cand_proj(d.phi)
+        if self.id_embedding is not None:
+            z = z + self.id_embedding(d.ids)
+        logits = self.scorer(torch.relu(z)).squeeze(-1)
+        return logits, self.value_head(h).squeeze(-1)
+
+    @torch.no_grad()
+    def act_batch(
+        self,
+        d: Decisions,
+        rng: np.random.Generator | None = None,
+        greedy: bool = False,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(actions int64 (N,), logp float32 (N,), values float32 (N,))``.
+
+        Samples by Gumbel-max with noise from the numpy ``rng`` (never torch's global RNG), or
+        takes the argmax when ``greedy``.
+        """
+        logits, values = self.forward(d)
+        logp = segment_log_softmax(logits, d.rows, d.n)
+        scores = logp
+        if not greedy:
+            if rng is None:
+                raise ValueError("sampling needs an rng")
+            u = rng.random(logits.shape[0], dtype=np.float32).clip(1e-20, 1.0)
+            scores = logp - torch.from_numpy(np.log(-np.log(u)))
+        pick = segment_argmax(scores, d.rows, d.n)
+        return d.ids[pick].numpy(), logp[pick].numpy(), values.numpy()
+
+
+def policy_state(net: CandidateNet) -> dict[str, np.ndarray]:
+    return {k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()}
+
+
+def net_from_state(state: dict[str, Any], model_config: dict) -> CandidateNet:
+    net = CandidateNet(model_config)
+    net.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in state.items()})
+    return net.eval()
+
+
+# ------------------------------------------------------------------ files and agents
+def save_policy(path: str | Path, net_or_state, model_config: dict, meta: dict | None = None):
+    """Write ``policy.pt``: weights, model config, free-form ``meta`` (atomically)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "policy.pt"
+    state = policy_state(net_or_state) if isinstance(net_or_state, nn.Module) else net_or_state
+    payload = {
+        "format": POLICY_FORMAT,
+        "obs_dim": OBS_DIM,
+        "num_actions": NUM_ACTIONS,
+        "model_config": dict(model_config),
+        "state_dict": {k: torch.as_tensor(np.asarray(v)).clone() for k, v in state.items()},
+        "meta": dict(meta or {}),
+    }
+    tmp = path.with_suffix(".tmp")
+    torch.save(payload, tmp)
+    tmp.replace(path)
+    return path
+
+
+def load_policy_file(path: str | Path) -> tuple[CandidateNet, dict]:
+    """The network and ``meta`` of a ``policy.pt``; a clear error for other formats."""
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    fmt = payload.get("format") if isinstance(payload, dict) else None
+    if fmt == "guandan-policy-v1":
+        raise ValueError(
+            f"{path} is a policy of the old flat 2,243-logit network (format guandan-policy-v1), "
+            "which this version no longer plays; retrain it with python -m experiments.selfplay"
+        )
+    if fmt != POLICY_FORMAT:
+        raise ValueError(f"{path} is not a {POLICY_FORMAT} policy file (format {fmt!r})")
+    if payload["obs_dim"] != OBS_DIM or payload["num_actions"] != NUM_ACTIONS:
+        raise ValueError(
+            f"{path} was trained with obs_dim={payload['obs_dim']}, num_actions="
+            f"{payload['num_actions']}; this env has {OBS_DIM}, {NUM_ACTIONS}"
+        )
+    return net_from_state(payload["state_dict"], payload["model_config"]), dict(payload["meta"])
+
+
+class CandidateAgent:
+    """A ``CandidateNet`` following the agent protocol (``agents.base.Agent``); stateless per
+    seat, so one instance may play several seats."""
+
+    def __init__(
+        self, net: CandidateNet, seed: int | None = None, greedy: bool = True, name: str = "net"
+    ) -> None:
+        self.net = net.eval()
+        self.greedy = greedy
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, observation, info: dict) -> int:
+        mask = np.asarray(observation["action_mask"])
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise ValueError("no legal action in the mask: it is not this agent's turn")
+        if legal.size == 1:
+            return int(legal[0])
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        d = self.net.prepare(obs, mask[None])
+        actions, _, _ = self.net.act_batch(d, self.rng, self.greedy)
+        return int(actions[0])

@@ -1,0 +1,194 @@
+"""PPO over legal candidates on RLlib: RLModule, Learner and the algorithm's training step.
+
+* ``CandidatePPOModule`` — an RLlib ``TorchRLModule`` holding ``agents.candidate_net.
+  CandidateNet`` as ``net``. Its train forward reads the compact sample columns of
+  ``experiments.vector_runner`` (bit-packed observations and masks), rebuilds the candidates
+  and returns ragged logits (one flat vector per minibatch) and values.
+* ``CandidatePPOLearner`` — a ``TorchLearner`` with the clipped PPO loss over the candidates
+  of each decision (segment log-softmax, never padded), entropy bonus, value loss, and a
+  KL penalty towards a frozen anchor policy (the behaviour-cloned warm start) whose
+  coefficient the trainer anneals to 0 (``set_anchor``).
+* ``GuandanPPO`` — PPO with its own ``training_step``: samples come from the
+  ``VectorEnvRunner``s already carrying advantages (GAE in the runner), so they go straight
+  to ``learner_group.update(batch=…)`` (no learner connector); with remote runners the next
+  ``sample()`` is in flight while the learner updates (one iteration of policy lag, which the
+  PPO ratio corrects), so sampling and learning overlap on separate cores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from ray.rllib.algorithms.ppo import PPO
+from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core.learner.torch.torch_learner import TorchLearner
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+
+from agents.candidate_net import (
+    DEFAULT_MODEL_CONFIG,
+    CandidateNet,
+    net_from_state,
+    prepare_packed,
+    segment_entropy,
+    segment_log_softmax,
+    segment_sum,
+    taken_index,
+)
+
+
+def _np(x) -> np.ndarray:
+    return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
+    """RLlib wrapper of ``CandidateNet`` (``model_config`` = its config)."""
+
+    def setup(self) -> None:
+        # RLlib merges its own default model keys in; keep the network's (validated upstream)
+        cfg = {k: v for k, v in (self.model_config or {}).items() if k in DEFAULT_MODEL_CONFIG}
+        self.net = CandidateNet(cfg)
+
+    def decisions(self, batch: dict):
+        return prepare_packed(
+            _np(batch["obs_bits"]),
+            _np(batch["obs_scalar"]),
+            _np(batch["mask_bits"]),
+            self.net.features,
+        )
+
+    def _forward(self, batch: dict, **kwargs) -> dict:
+        d = self.decisions(batch)
+        logits, values = self.net(d)
+        return {"logits": logits, "values": values, "rows": d.rows, "ids": d.ids}
+
+    def _forward_train(self, batch: dict, **kwargs) -> dict:
+        return self._forward(batch)
+
+    def compute_values(self, batch: dict, embeddings: Any = None) -> torch.Tensor:
+        return self._forward(batch)["values"]
+
+
+class CandidatePPOLearner(TorchLearner):
+    """Clipped PPO over ragged candidates; optional KL to a frozen anchor policy."""
+
+    anchor: CandidateNet | None = None
+    anchor_coeff: float = 0.0
+
+    def set_anchor(self, state: dict | None, model_config: dict | None, coeff: float) -> None:
+        if state is not None:
+            self.anchor = net_from_state(state, model_config or {})
+        self.anchor_coeff = float(coeff) if self.anchor is not None else 0.0
+
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
+        logits, values = fwd_out["logits"], fwd_out["values"]
+        rows, ids = fwd_out["rows"], fwd_out["ids"]
+        n = values.shape[0]
+        logp_all = segment_log_softmax(logits, rows, n)
+        actions = batch["actions"].long()
+        logp = logp_all[taken_index(rows, ids, actions)]
+        adv = batch["advantages"].float()
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        ratio = torch.exp(logp - batch["logp"].float())
+        clip = float(config.clip_param)
+        surrogate = torch.min(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv)
+        policy_loss = -surrogate.mean()
+        vf_loss = 0.5 * ((values - batch["value_targets"].float()) ** 2).mean()
+        entropy = segment_entropy(logp_all, rows, n).mean()
+        total = (
+            policy_loss
+            + float(config.vf_loss_coeff) * vf_loss
+            - float(config.entropy_coeff) * entropy
+        )
+        anchor_kl = torch.zeros(())
+        if self.anchor is not None and self.anchor_coeff > 0:
+            with torch.no_grad():
+                d = self.module[module_id].unwrapped().decisions(batch)
+                a_logits, _ = self.anchor(d)
+                a_logp = segment_log_softmax(a_logits, rows, n)
+            anchor_kl = segment_sum(torch.exp(a_logp) * (a_logp - logp_all), rows, n).mean()
+            total = total + self.anchor_coeff * anchor_kl
+        with torch.no_grad():
+            approx_kl = (batch["logp"].float() - logp).mean()
+            clip_frac = ((ratio - 1).abs() > clip).float().mean()
+            resid = batch["value_targets"].float() - values
+            explained = 1 - resid.var() / (batch["value_targets"].float().var() + 1e-8)
+        for key, v in (
+            ("policy_loss", policy_loss),
+            ("vf_loss", vf_loss),
+            ("entropy", entropy),
+            ("approx_kl", approx_kl),
+            ("clip_frac", clip_frac),
+            ("anchor_kl", anchor_kl),
+            ("vf_explained_var", explained),
+        ):
+            self.metrics.log_value((module_id, key), float(v.detach()), window=1)
+        self.metrics.log_value((module_id, "anchor_coeff"), self.anchor_coeff, window=1)
+        return total
+
+
+def _concat(samples: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {k: np.concatenate([s[k] for s in samples]) for k in samples[0]}
+
+
+class GuandanPPO(PPO):
+    """PPO whose training step feeds the learner pre-batched samples (module docstring)."""
+
+    last_info: dict[str, Any] = {}
+    _in_flight = False
+
+    def training_step(self) -> None:
+        group = self.env_runner_group
+        remote = group.num_remote_env_runners() > 0
+        if remote:
+            if not self._in_flight:
+                group.foreach_env_runner_async("sample")
+            pending = group.num_remote_env_runners()
+            samples = []
+            while len(samples) < pending:
+                for _, res in group.fetch_ready_async_reqs(timeout_seconds=None):
+                    samples.append(res)
+            metrics = group.foreach_env_runner("get_metrics", local_env_runner=False)
+            # new weights first, then the next sample runs while the learner updates
+            group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
+            group.foreach_env_runner_async("sample")
+            self._in_flight = True
+        else:
+            runner = group.local_env_runner
+            samples = [runner.sample()]
+            metrics = [runner.get_metrics()]
+        batch = _concat(samples)
+        n = int(batch["actions"].shape[0])
+        ma = MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(batch)}, env_steps=n)
+        results = self.learner_group.update(
+            batch=ma,
+            minibatch_size=int(self.config.minibatch_size),
+            num_epochs=int(self.config.num_epochs),
+            shuffle_batch_per_epoch=True,
+        )
+        if not remote:
+            group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
+        learner = results[0].get(DEFAULT_MODULE_ID, {}) if results else {}
+        self.last_info = {
+            "env_steps": n,
+            "runner_metrics": metrics,
+            "learner": {k: _peek(v) for k, v in learner.items()},
+        }
+
+    def stop_sampling(self) -> None:
+        """Wait for an in-flight sample (before checkpoints and shutdown)."""
+        if self._in_flight:
+            group = self.env_runner_group
+            got = 0
+            while got < group.num_remote_env_runners():
+                got += len(group.fetch_ready_async_reqs(timeout_seconds=None))
+            self._in_flight = False
+
+
+def _peek(v: Any) -> Any:
+    if hasattr(v, "peek"):
+        return v.peek()
+    return v

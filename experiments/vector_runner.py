@@ -1,0 +1,362 @@
+"""An RLlib ``EnvRunner`` over the batched engine: ~1,024 tables, one forward pass per policy.
+
+``VectorEnvRunner`` owns a ``guandan_env.VectorGuandanEnv`` and plays every seat of every
+table itself, in lockstep:
+
+* per table and episode (one deal, random levels and tribute) it draws a matchup: all four
+  seats are the learner (``self``), or the learner's team (0 or 1 at random) meets a frozen
+  league member — a past snapshot or the behaviour-cloned warm start — drawn by prioritised
+  fictitious self-play (weight ``(1 - win rate of the learner against it) ** pfsp_power``,
+  the running win rate seen by this runner);
+* per lockstep step it groups the tables by the policy to act and runs one batched
+  ``CandidateNet`` forward per group (Gumbel-max sampling with the runner's numpy RNG);
+* it keeps the learner's decisions only, bit-packed (``guandan_env.packing``), linked per
+  (table, seat) trajectory; when a deal ends it closes the trajectories with the seat's
+  reward (±1..3, R-6.3) and computes GAE (γ, λ) backwards along them with the values of the
+  acting forward pass.
+
+``sample()`` steps until at least ``samples_per_call`` learner decisions belong to finished
+deals and returns them as one dict of arrays (``SAMPLE_COLUMNS``); decisions of deals still
+open stay for the next call. ``get_metrics()`` reports ``num_env_steps_sampled`` (learner
+decisions returned, what PPO counts), ``num_game_steps`` (all decisions, opponents'
+included) and the learner's results per opponent. Weights arrive through ``set_state``
+(RLlib's ``sync_weights``); league members through ``set_league``. Equal seeds give equal
+samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import numpy as np
+import torch
+from ray.rllib.core import COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
+from ray.rllib.env.env_runner import EnvRunner
+from ray.rllib.utils.checkpoints import Checkpointable
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
+
+from agents.candidate_net import CandidateNet, net_from_state
+from guandan_env.config_keys import merge_known
+from guandan_env.packing import MASK_BYTES, OBS_BYTES, pack_masks
+from guandan_env.vector import VectorGuandanEnv
+
+MODULE_PREFIX = "net."  # the RLModule holds the CandidateNet as attribute ``net``
+SAMPLE_COLUMNS = (
+    "obs_bits",
+    "obs_scalar",
+    "mask_bits",
+    "actions",
+    "logp",
+    "values",
+    "advantages",
+    "value_targets",
+)
+DEFAULT_RUNNER_CONFIG: dict[str, Any] = {
+    "tables": 1024,  # tables per runner, stepped in lockstep
+    "game": {"mode": "deal", "random_levels": True, "random_tribute": True},
+    "samples_per_call": 16384,  # learner decisions of finished deals per sample()
+    "self_share": 0.5,  # share of episodes where all four seats are the learner
+    "pfsp_power": 1.0,  # PFSP weight (1 - win rate) ** power; 0 = uniform over the league
+    "gamma": 1.0,
+    "lambda": 0.95,
+    "seed": 0,
+    "model": {},  # CandidateNet config (must equal the learner's)
+}
+
+
+def check_runner_config(cfg: dict | None) -> dict:
+    out = merge_known(DEFAULT_RUNNER_CONFIG, cfg, "env runner config")
+    if int(out["tables"]) < 1 or int(out["samples_per_call"]) < 1:
+        raise ValueError("runner tables and samples_per_call must be >= 1")
+    if not 0.0 <= float(out["self_share"]) <= 1.0:
+        raise ValueError(f"self_share must be in [0, 1], got {out['self_share']}")
+    if out["game"].get("mode", "deal") != "deal":
+        raise ValueError("training runs on single deals (game.mode='deal')")
+    return out
+
+
+def strip_prefix(state: dict[str, Any]) -> dict[str, Any]:
+    """``CandidateNet`` weights from an RLModule state (keys ``net.*``)."""
+    out = {k[len(MODULE_PREFIX) :]: v for k, v in state.items() if k.startswith(MODULE_PREFIX)}
+    if not out:
+        raise ValueError(f"no '{MODULE_PREFIX}*' weights in module state ({sorted(state)[:4]} …)")
+    return out
+
+
+class _Store:
+    """Learner decisions in growing arrays; ``prev`` links a trajectory backwards."""
+
+    def __init__(self, capacity: int) -> None:
+        self.n = 0
+        self._alloc(capacity)
+
+    def _alloc(self, cap: int) -> None:
+        old = getattr(self, "cols", None)
+        self.cap = cap
+        self.cols = {
+            "obs_bits": np.zeros((cap, OBS_BYTES), np.uint8),
+            "obs_scalar": np.zeros(cap, np.float32),
+            "mask_bits": np.zeros((cap, MASK_BYTES), np.uint8),
+            "actions": np.zeros(cap, np.int64),
+            "logp": np.zeros(cap, np.float32),
+            "values": np.zeros(cap, np.float32),
+            "advantages": np.zeros(cap, np.float32),
+            "value_targets": np.zeros(cap, np.float32),
+            "prev": np.full(cap, -1, np.int64),
+            "complete": np.zeros(cap, bool),
+        }
+        if old is not None:
+            for k, v in old.items():
+                self.cols[k][: self.n] = v[: self.n]
+
+    def append(self, count: int) -> slice:
+        if self.n + count > self.cap:
+            self._alloc(max(2 * self.cap, self.n + count))
+        s = slice(self.n, self.n + count)
+        self.n += count
+        self.cols["complete"][s] = False
+        return s
+
+    def take_complete(self, last: np.ndarray) -> dict[str, np.ndarray]:
+        """Remove and return finished decisions; compact the open ones (relinking ``last``)."""
+        c = self.cols
+        done = c["complete"][: self.n]
+        out = {k: c[k][: self.n][done].copy() for k in SAMPLE_COLUMNS}
+        keep = np.flatnonzero(~done)
+        newpos = np.full(self.n + 1, -1, np.int64)  # index -1 maps to -1
+        newpos[keep] = np.arange(keep.size)
+        for k, v in c.items():
+            v[: keep.size] = v[keep]
+        prev = c["prev"][: keep.size]
+        c["prev"][: keep.size] = np.where(prev >= 0, newpos[prev], -1)
+        last[:] = np.where(last >= 0, newpos[last], -1)
+        self.n = keep.size
+        return out
+
+
+class VectorEnvRunner(EnvRunner, Checkpointable):
+    """See the module docstring. ``config.env_config`` holds ``DEFAULT_RUNNER_CONFIG`` keys."""
+
+    def __init__(self, *, config, **kwargs) -> None:
+        super().__init__(config=config, **kwargs)
+        self.settings = check_runner_config(dict(self.config.env_config))
+        torch.set_num_threads(1)
+        self.worker_index = int(kwargs.get("worker_index") or 0)
+        self.seed = int(self.settings["seed"])
+        self.rng = np.random.default_rng([self.seed, self.worker_index, 1])
+        self.model_config = dict(self.settings["model"])
+        self.net = CandidateNet(self.model_config).eval()
+        self.league: list[tuple[str, CandidateNet]] = []
+        self.league_stats: dict[str, list[float]] = {}  # name -> [games, wins] (decayed)
+        self._weights_seq_no = 0
+        self.env: VectorGuandanEnv | None = None  # built on the first sample()
+        self._counters = {"env_steps": 0, "game_steps": 0, "episodes": 0}
+        self._vs: dict[str, list[float]] = {}  # per opponent: [games, reward sum, wins]
+
+    # ------------------------------------------------------------------ RLlib contract
+    def assert_healthy(self) -> None:
+        assert self.net is not None
+
+    def get_spaces(self):
+        from ray.rllib.env import INPUT_ENV_SPACES
+
+        spaces = (self.config.observation_space, self.config.action_space)
+        return {INPUT_ENV_SPACES: spaces, DEFAULT_MODULE_ID: spaces}
+
+    def stop(self) -> None:
+        self.env = None
+
+    def get_ctor_args_and_kwargs(self):
+        return (), {"config": self.config}
+
+    def get_checkpointable_components(self):
+        return []
+
+    def get_state(
+        self,
+        components: str | Collection[str] | None = None,
+        *,
+        not_components: str | Collection[str] | None = None,
+        **kwargs,
+    ) -> dict:
+        weights = {MODULE_PREFIX + k: v.numpy() for k, v in self.net.state_dict().items()}
+        return {
+            COMPONENT_RL_MODULE: {DEFAULT_MODULE_ID: weights},
+            WEIGHTS_SEQ_NO: self._weights_seq_no,
+        }
+
+    def set_state(self, state: dict) -> None:
+        if COMPONENT_RL_MODULE in state:
+            seq = state.get(WEIGHTS_SEQ_NO, 0)
+            if seq == 0 or self._weights_seq_no < seq:
+                mstate = state[COMPONENT_RL_MODULE]
+                if isinstance(mstate, dict) and DEFAULT_MODULE_ID in mstate:
+                    mstate = mstate[DEFAULT_MODULE_ID]
+                weights = strip_prefix(mstate)
+                self.net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+            if seq > 0:
+                self._weights_seq_no = seq
+
+    def set_league(self, members: list[tuple[str, dict]]) -> int:
+        """Install frozen league members ``[(name, CandidateNet weights)]`` (same model)."""
+        self.league = [(n, net_from_state(w, self.model_config)) for n, w in members]
+        for n, _ in self.league:
+            self.league_stats.setdefault(n, [0.0, 0.0])
+        return len(self.league)
+
+    # ------------------------------------------------------------------ matchups
+    def _pfsp_weights(self) -> np.ndarray:
+        p = float(self.settings["pfsp_power"])
+        w = []
+        for name, _ in self.league:
+            games, wins = self.league_stats[name]
+            rate = (wins + 1.0) / (games + 2.0)  # prior: half
+            w.append(max(1.0 - rate, 0.02) ** p)
+        w = np.asarray(w, dtype=np.float64)
+        return w / w.sum()
+
+    def _draw_matchups(self, tables: np.ndarray) -> None:
+        """Controller per seat (0 = learner, k >= 1 = league member k - 1) for new episodes."""
+        n = tables.size
+        if n == 0:
+            return
+        ctrl = np.zeros((n, 4), dtype=np.int64)
+        if self.league:
+            league = self.rng.random(n) >= float(self.settings["self_share"])
+            member = self.rng.choice(len(self.league), size=n, p=self._pfsp_weights()) + 1
+            opp_team = self.rng.integers(0, 2, size=n)
+            for s in range(4):
+                ctrl[:, s] = np.where(league & (s % 2 == opp_team), member, 0)
+        self._ctrl[tables] = ctrl
+
+    # ------------------------------------------------------------------ sampling
+    def _ensure_env(self) -> None:
+        if self.env is not None:
+            return
+        b = int(self.settings["tables"])
+        self.env = VectorGuandanEnv(b, copy=False, **self.settings["game"])
+        seed = int(np.random.SeedSequence([self.seed, self.worker_index, 2]).generate_state(1)[0])
+        self._obs, self._mask, self._seat = self.env.reset(seed=seed)
+        self._ctrl = np.zeros((b, 4), dtype=np.int64)
+        self._draw_matchups(np.arange(b))
+        self._last = np.full((b, 4), -1, dtype=np.int64)  # newest record per trajectory
+        self._store = _Store(capacity=int(self.settings["samples_per_call"]) * 2 + 8 * b)
+        self._ready = 0  # complete records in the store
+
+    def sample(self, **kwargs) -> dict[str, np.ndarray]:
+        """Learner decisions of finished deals, at least ``samples_per_call`` of them."""
+        self._ensure_env()
+        want = int(kwargs.get("num_samples") or self.settings["samples_per_call"])
+        while self._ready < want:
+            self._step()
+        out = self._store.take_complete(self._last)
+        self._ready = 0
+        self._counters["env_steps"] += out["actions"].size
+        self.num_env_steps_sampled_lifetime += out["actions"].size
+        return out
+
+    def _step(self) -> None:
+        env, obs, mask, seat = self.env, self._obs, self._mask, self._seat
+        b = env.num_tables
+        tables = np.arange(b)
+        who = self._ctrl[tables, seat]
+        actions = np.empty(b, dtype=np.int64)
+        for c in np.unique(who):
+            rows = np.flatnonzero(who == c)
+            net = self.net if c == 0 else self.league[c - 1][1]
+            d = net.prepare(obs[rows], mask[rows])
+            a, logp, v = net.act_batch(d, self.rng)
+            actions[rows] = a
+            if c == 0:
+                self._record(rows, seat[rows], obs[rows], mask[rows], a, logp, v)
+        self._counters["game_steps"] += b
+        self._obs, self._mask, self._seat, rewards, done, _ = env.step(actions)
+        ended = np.flatnonzero(done)
+        if ended.size:
+            self._close(ended, rewards[ended])
+            self._draw_matchups(ended)
+
+    def _record(self, rows, seats, obs, mask, actions, logp, values) -> None:
+        st = self._store
+        s = st.append(rows.size)
+        c = st.cols
+        from guandan_env.packing import OBS_BITS, SCALAR_INDEX
+
+        c["obs_bits"][s] = np.packbits(obs[:, :OBS_BITS] != 0, axis=1)
+        c["obs_scalar"][s] = obs[:, SCALAR_INDEX]
+        c["mask_bits"][s] = pack_masks(mask)
+        c["actions"][s] = actions
+        c["logp"][s] = logp
+        c["values"][s] = values
+        idx = np.arange(s.start, s.stop)
+        c["prev"][s] = self._last[rows, seats]
+        self._last[rows, seats] = idx
+
+    def _close(self, tables: np.ndarray, rewards: np.ndarray) -> None:
+        """GAE backwards along every learner trajectory of the finished tables."""
+        c = self._store.cols
+        gamma, lam = float(self.settings["gamma"]), float(self.settings["lambda"])
+        cur = self._last[tables].reshape(-1)
+        reward = rewards.reshape(-1).astype(np.float32)
+        has = cur >= 0
+        cur, reward = cur[has], reward[has]
+        ctrl = self._ctrl[tables]
+        self._log_results(tables, ctrl, rewards)
+        self._last[tables] = -1
+        next_value = np.zeros(cur.size, np.float32)
+        adv = np.zeros(cur.size, np.float32)
+        r = reward
+        while cur.size:
+            v = c["values"][cur]
+            delta = r + gamma * next_value - v
+            adv = delta + gamma * lam * adv
+            c["advantages"][cur] = adv
+            c["value_targets"][cur] = adv + v
+            c["complete"][cur] = True
+            self._ready += cur.size
+            nxt = c["prev"][cur]
+            alive = nxt >= 0
+            cur, next_value, adv = nxt[alive], v[alive], adv[alive]
+            r = np.zeros(cur.size, np.float32)
+
+    def _log_results(self, tables: np.ndarray, ctrl: np.ndarray, rewards: np.ndarray) -> None:
+        self._counters["episodes"] += tables.size
+        for i in range(tables.size):
+            opp = ctrl[i].max()
+            if opp == 0:
+                self._bump("self", float(rewards[i, 0]))
+                continue
+            learner_seat = int(np.flatnonzero(ctrl[i] == 0)[0])
+            r = float(rewards[i, learner_seat])
+            name = self.league[opp - 1][0]
+            kind = "bc" if name.startswith("bc") else "snapshot"
+            self._bump(kind, r)
+            st = self.league_stats[name]
+            st[0] = 0.99 * st[0] + 1.0
+            st[1] = 0.99 * st[1] + float(r > 0)
+
+    def _bump(self, kind: str, r: float) -> None:
+        v = self._vs.setdefault(kind, [0.0, 0.0, 0.0])
+        v[0] += 1
+        v[1] += r
+        v[2] += float(r > 0)
+
+    def get_metrics(self) -> dict[str, Any]:
+        """Counters since the last call (RLlib contract: ``num_env_steps_sampled``)."""
+        out: dict[str, Any] = {
+            NUM_ENV_STEPS_SAMPLED: self._counters["env_steps"],
+            "num_game_steps": self._counters["game_steps"],
+            "num_episodes": self._counters["episodes"],
+        }
+        for kind, (games, total, wins) in self._vs.items():
+            if kind != "self" and games:
+                out[f"reward_vs_{kind}"] = total / games
+                out[f"win_vs_{kind}"] = wins / games
+                out[f"games_vs_{kind}"] = games
+        out["league_win_rates"] = {
+            n: (w + 1.0) / (g + 2.0) for n, (g, w) in self.league_stats.items()
+        }
+        self._counters = dict.fromkeys(self._counters, 0)
+        self._vs = {}
+        return out

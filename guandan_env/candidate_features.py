@@ -1,0 +1,174 @@
+"""Inputs of a candidate-scoring policy: the legal candidates of each decision, what each
+would leave in hand, and what public counting says about the other hands. Numpy only.
+
+A policy that scores candidates (DouZero, DanZero, PerfectDou) needs, per decision, its legal
+action ids and a feature row per candidate. ``candidates(mask)`` flattens a batch of masks
+into ``(rows, ids)`` (row-major, so each row's candidates are contiguous and ascending);
+``candidate_features(obs, rows, ids)`` gives ``float32 (M, CAND_DIM)``:
+
+==============  =====  =====================================================================
+block           size   meaning
+==============  =====  =====================================================================
+action          109    ``features.action_features(level)`` row of the id (kind, cards, value…)
+after           9      the hand left after the action: cards / 27, goes out, bombs (ranks with
+                       ≥ 4 naturals, + four jokers) / 4, bombs broken by a non-bomb play,
+                       control cards (jokers, wildcards, level cards) / 8, distinct ranks / 15,
+                       lone cards (ranks held once) / 13, pairs / 13, triples / 13
+plan            P      ``hand_plan.plan_features`` of the hand left (plays still needed, …)
+plan_delta      1      plays needed after minus before, / 4 (what this play costs the plan)
+==============  =====  =====================================================================
+
+``state_features(obs)`` gives ``float32 (N, STATE_DIM)`` per decision, appended to the
+observation: the plan of the own hand (``hand_plan``), and public counting over the cards
+no-one has shown (``unseen``: held by the three others): per natural rank the unseen count /
+8 and whether the others may hold a bomb of that rank (≥ 4 with the unseen wildcards), the
+unseen jokers, whether four jokers are possible, and per straight window whether the others
+may hold that straight (every rank unseen, at most the unseen wildcards filling gaps).
+
+Everything is derived from the observation and the mask alone, so the acting side (the env
+runner) and the learning side (the PPO loss) compute the same inputs from the same stored
+sample.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import actions as T
+from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS
+from .features import ACTION_FEATURE_DIM, action_features
+from .hand_plan import PLAN_DIM, plan_features, plays_needed
+from .observation import OBS_SLICES
+
+NR = NUM_NATURAL_RANKS
+AFTER_DIM = 9
+CAND_DIM = ACTION_FEATURE_DIM + AFTER_DIM + PLAN_DIM + 1
+STRAIGHT_WINDOWS = np.array(
+    [T.seq_ranks(T.STRAIGHT, k) for k in T.seq_keys(T.STRAIGHT)], dtype=np.intp
+)  # (10, 5)
+STATE_DIM = PLAN_DIM + NR + NR + 3 + len(STRAIGHT_WINDOWS)
+
+_ALL_FEATURES = np.stack([action_features(lv) for lv in range(NR)])  # (13, A, F)
+_NAT = T.NAT.astype(np.int16)  # (A, 15)
+_WILDS = T.WILDS.astype(np.int16)
+_IS_BOMB = np.isin(T.KIND, T.BOMB_KINDS)
+_RETURN_FACE = T.RETURN_FACE.astype(np.intp)
+_HAND = OBS_SLICES["hand"]
+_UNSEEN = OBS_SLICES["unseen"]
+_LEVEL = OBS_SLICES["deal_level"]
+
+
+def candidates(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, ids)`` int64 of every set entry of a ``(N, NUM_ACTIONS)`` mask, row-major."""
+    rows, ids = np.nonzero(np.asarray(mask))
+    return rows.astype(np.int64), ids.astype(np.int64)
+
+
+def _face_counts(obs: np.ndarray, part: slice) -> np.ndarray:
+    """``int16 (N, 54)`` copies per face of a 108-bit card set (bits "≥ 1", "= 2")."""
+    bits = obs[:, part].reshape(obs.shape[0], NUM_FACES, 2)
+    return (bits[..., 0] + bits[..., 1]).astype(np.int16)
+
+
+def levels_of(obs: np.ndarray) -> np.ndarray:
+    """Deal level rank index ``(N,)`` from the observation's one-hot."""
+    return np.argmax(obs[:, _LEVEL], axis=1).astype(np.intp)
+
+
+def _rank_state(faces: np.ndarray, level: np.ndarray):
+    """``(nat int16 (N, 15), wilds int16 (N,))``: naturals per rank (jokers at 13, 14) and ♥N."""
+    n = faces.shape[0]
+    ar = np.arange(n)
+    wilds = faces[ar, level * 4 + HEARTS]
+    nat = np.empty((n, 15), dtype=np.int16)
+    nat[:, :NR] = faces[:, :52].reshape(n, NR, 4).sum(2)
+    nat[ar, level] -= wilds
+    nat[:, 13:] = faces[:, 52:]
+    return nat, wilds
+
+
+def _after_features(nat: np.ndarray, wilds: np.ndarray, level: np.ndarray):
+    """The ``after`` block for rank states ``nat (M, 15)``, ``wilds (M,)``."""
+    m = nat.shape[0]
+    out = np.empty((m, AFTER_DIM), dtype=np.float32)
+    cards = nat.sum(1) + wilds
+    natural = nat[:, :NR]
+    four_jokers = (nat[:, 13] == 2) & (nat[:, 14] == 2)
+    bombs = (natural >= 4).sum(1) + four_jokers
+    out[:, 0] = cards / 27.0
+    out[:, 1] = cards == 0
+    out[:, 2] = bombs / 4.0
+    out[:, 3] = 0.0  # bombs broken: filled by the caller (needs the hand before)
+    level_cards = natural[np.arange(m), level]
+    out[:, 4] = (nat[:, 13] + nat[:, 14] + wilds + level_cards) / 8.0
+    out[:, 5] = (nat > 0).sum(1) / 15.0
+    out[:, 6] = (natural == 1).sum(1) / 13.0
+    out[:, 7] = (natural == 2).sum(1) / 13.0
+    out[:, 8] = (natural == 3).sum(1) / 13.0
+    return out, bombs
+
+
+def _plan_inputs(nat: np.ndarray, wilds: np.ndarray):
+    return (
+        np.ascontiguousarray(nat[:, :NR], dtype=np.uint8),
+        nat[:, 13].astype(np.uint8),
+        nat[:, 14].astype(np.uint8),
+        wilds.astype(np.uint8),
+    )
+
+
+def candidate_features(obs: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``float32 (M, CAND_DIM)`` features of candidates ``ids`` of decisions ``rows``."""
+    obs = np.asarray(obs)
+    level = levels_of(obs)
+    hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
+    lv = level[rows]
+    nat = hand_nat[rows] - _NAT[ids]
+    wilds = hand_wilds[rows] - _WILDS[ids]
+    ret = _RETURN_FACE[ids]
+    is_ret = np.flatnonzero(ret >= 0)
+    if is_ret.size:  # a tribute return hands back one face: a wildcard, a natural or a joker
+        face = ret[is_ret]
+        is_wild = face == lv[is_ret] * 4 + HEARTS
+        wilds[is_ret[is_wild]] -= 1
+        rank = np.where(face >= 52, face - 39, face // 4)  # 52 -> 13 (BJ), 53 -> 14 (RJ)
+        nat[is_ret[~is_wild], rank[~is_wild]] -= 1
+    m = ids.shape[0]
+    out = np.empty((m, CAND_DIM), dtype=np.float32)
+    a0 = ACTION_FEATURE_DIM
+    out[:, :a0] = _ALL_FEATURES[lv, ids]
+    after, bombs_after = _after_features(nat, wilds, lv)
+    hn = hand_nat[rows]
+    bombs_before = (hn[:, :NR] >= 4).sum(1) + ((hn[:, 13] == 2) & (hn[:, 14] == 2))
+    after[:, 3] = np.where(_IS_BOMB[ids], 0, bombs_before - bombs_after) / 4.0
+    out[:, a0 : a0 + AFTER_DIM] = after
+    p0 = a0 + AFTER_DIM
+    plan = plan_features(*_plan_inputs(nat, wilds), lv)
+    out[:, p0 : p0 + PLAN_DIM] = plan
+    before = plays_needed(*_plan_inputs(hand_nat, hand_wilds), level).astype(np.float32)
+    after_plays = plays_needed(*_plan_inputs(nat, wilds), lv).astype(np.float32)
+    out[:, -1] = (after_plays - before[rows]) / 4.0
+    return out
+
+
+def state_features(obs: np.ndarray) -> np.ndarray:
+    """``float32 (N, STATE_DIM)``: own hand plan and public counting (module docstring)."""
+    obs = np.asarray(obs)
+    n = obs.shape[0]
+    level = levels_of(obs)
+    out = np.empty((n, STATE_DIM), dtype=np.float32)
+    hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
+    out[:, :PLAN_DIM] = plan_features(*_plan_inputs(hand_nat, hand_wilds), level)
+    unseen_nat, unseen_wilds = _rank_state(_face_counts(obs, _UNSEEN), level)
+    natural = unseen_nat[:, :NR]
+    o = PLAN_DIM
+    out[:, o : o + NR] = natural / 8.0
+    out[:, o + NR : o + 2 * NR] = natural + unseen_wilds[:, None] >= 4
+    o += 2 * NR
+    out[:, o] = unseen_nat[:, 13] / 2.0
+    out[:, o + 1] = unseen_nat[:, 14] / 2.0
+    out[:, o + 2] = (unseen_nat[:, 13] == 2) & (unseen_nat[:, 14] == 2)
+    o += 3
+    gaps = (natural[:, STRAIGHT_WINDOWS] == 0).sum(2)  # (N, 10)
+    out[:, o:] = gaps <= unseen_wilds[:, None]
+    return out
