@@ -35,15 +35,14 @@ from guandan_env.candidate_features import (
     AFTER_DIM,
     CAND_DIM,
     STATE_DIM,
-    candidate_features,
-    candidates,
-    state_features,
+    candidates_packed,
+    decision_features,
 )
 from guandan_env.config_keys import merge_known
 from guandan_env.features import ACTION_FEATURE_DIM
 from guandan_env.hand_plan import PLAN_DIM
 from guandan_env.observation import OBS_DIM
-from guandan_env.packing import unpack_masks, unpack_obs
+from guandan_env.packing import pack_masks, unpack_obs
 
 FEATURE_BLOCKS = ("after", "plan", "state")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
@@ -102,12 +101,18 @@ def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def prepare(obs: np.ndarray, mask: np.ndarray, features: list[str] | None = None) -> Decisions:
     """Network inputs of decisions ``obs float32 (N, OBS_DIM)``, ``mask (N, NUM_ACTIONS)``."""
+    return prepare_bits(obs, pack_masks(mask), features)
+
+
+def prepare_bits(
+    obs: np.ndarray, mask_bits: np.ndarray, features: list[str] | None = None
+) -> Decisions:
+    """``prepare`` with the masks as ``packing.pack_masks`` bits (the fast path)."""
     obs = np.ascontiguousarray(obs, dtype=np.float32)
-    rows, ids = candidates(mask)
+    rows, ids = candidates_packed(mask_bits)
     if rows.size == 0 or np.unique(rows).size != obs.shape[0]:
         raise ValueError("every decision needs at least one legal action in its mask")
-    phi = candidate_features(obs, rows, ids)
-    st = state_features(obs)
+    phi, st = decision_features(obs, rows, ids)
     if features is not None and set(features) != set(FEATURE_BLOCKS):
         cm, sm = _block_mask(features)
         phi *= cm
@@ -122,7 +127,7 @@ def prepare_packed(
     obs_bits: np.ndarray, obs_scalar: np.ndarray, mask_bits: np.ndarray, features=None
 ) -> Decisions:
     """``prepare`` from ``guandan_env.packing`` arrays (stored samples)."""
-    return prepare(unpack_obs(obs_bits, obs_scalar), unpack_masks(mask_bits), features)
+    return prepare_bits(unpack_obs(obs_bits, obs_scalar), mask_bits, features)
 
 
 # ------------------------------------------------------------------ segment operations

@@ -196,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     net, record = warm_start(cfg, {}, args.seed, Path(args.cache_dir))
     save_policy(out, net, net.model_config, {"bc": record})
     (out / "bc.json").write_text(json.dumps(record, indent=2) + "\n")
-    print(f"wrote {out / 'policy.pt'} (held-out agreement {record['history'][-1]['agreement']:.1%})")
+    best = next(h for h in record["history"] if h["epoch"] == record["best_epoch"])
+    print(f"wrote {out / 'policy.pt'} (held-out agreement {best['agreement']:.1%})")
     return 0
 
 

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -145,17 +146,12 @@ class GuandanPPO(PPO):
         remote = group.num_remote_env_runners() > 0
         if remote:
             if not self._in_flight:
-                group.foreach_env_runner_async("sample")
-            pending = group.num_remote_env_runners()
-            samples = []
-            while len(samples) < pending:
-                for _, res in group.fetch_ready_async_reqs(timeout_seconds=None):
-                    samples.append(res)
+                self._launch_samples()
+            samples = self._collect_samples()
             metrics = group.foreach_env_runner("get_metrics", local_env_runner=False)
             # new weights first, then the next sample runs while the learner updates
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
-            group.foreach_env_runner_async("sample")
-            self._in_flight = True
+            self._launch_samples()
         else:
             runner = group.local_env_runner
             samples = [runner.sample()]
@@ -178,14 +174,40 @@ class GuandanPPO(PPO):
             "learner": {k: _peek(v) for k, v in learner.items()},
         }
 
+    def _launch_samples(self) -> None:
+        group = self.env_runner_group
+        sent = group.foreach_env_runner_async("sample", tag="sample")
+        if sent != group.num_remote_env_runners():
+            raise RuntimeError(
+                f"only {sent} of {group.num_remote_env_runners()} env runners accepted a "
+                "sample request (a runner failed; see the Ray worker logs above)"
+            )
+        self._in_flight = True
+
+    def _collect_samples(self) -> list[dict[str, np.ndarray]]:
+        """Results of the in-flight ``sample()`` of every remote runner (errors re-raised)."""
+        group = self.env_runner_group
+        want = group.num_remote_env_runners()
+        deadline = time.monotonic() + float(self.config.sample_timeout_s)
+        samples: list[dict[str, np.ndarray]] = []
+        while len(samples) < want:
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"env runners returned {len(samples)} of {want} samples within "
+                    f"{self.config.sample_timeout_s} s"
+                )
+            res = group._worker_manager.fetch_ready_async_reqs(tags="sample", timeout_seconds=1.0)
+            for r in res:
+                if not r.ok:
+                    raise RuntimeError(f"an env runner failed while sampling: {r.get()}")
+                samples.append(r.get())
+        self._in_flight = False
+        return samples
+
     def stop_sampling(self) -> None:
-        """Wait for an in-flight sample (before checkpoints and shutdown)."""
+        """Wait for an in-flight sample (before checkpoints, league changes and shutdown)."""
         if self._in_flight:
-            group = self.env_runner_group
-            got = 0
-            while got < group.num_remote_env_runners():
-                got += len(group.fetch_ready_async_reqs(timeout_seconds=None))
-            self._in_flight = False
+            self._collect_samples()
 
 
 def _peek(v: Any) -> Any:

@@ -140,8 +140,9 @@ def build_algo_config(cfg: dict):
     )
 
 
-def _evaluate_task(state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int,
-                   game: dict) -> dict[str, dict]:
+def _evaluate_task(
+    state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int, game: dict
+) -> dict[str, dict]:
     """Duplicate evaluation of a policy's weights (runs as a Ray task beside training)."""
     import torch
 
@@ -471,8 +472,12 @@ class SelfPlayTrainer:
             games = sum(m.get(f"games_vs_{kind}", 0) for m in rm)
             if games:
                 row[f"reward_vs_{kind}"] = (
-                    sum(m[f"reward_vs_{kind}"] * m[f"games_vs_{kind}"] for m in rm if
-                        f"games_vs_{kind}" in m) / games
+                    sum(
+                        m[f"reward_vs_{kind}"] * m[f"games_vs_{kind}"]
+                        for m in rm
+                        if f"games_vs_{kind}" in m
+                    )
+                    / games
                 )
         return row
 
@@ -599,8 +604,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("overrides", nargs="*", help="config overrides key=value (dotted keys)")
     p.add_argument("--config", help="YAML config (default: configs/default.yaml)")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue runs/<name> from its newest "
-                   "checkpoint")
+    p.add_argument(
+        "--resume", metavar="RUN_DIR", help="continue runs/<name> from its newest checkpoint"
+    )
     p.add_argument("--address", help="connect to an existing Ray cluster ('auto' or host:port)")
     p.add_argument("--name", help="run name (directory under runs_dir)")
     args = p.parse_args(argv)

@@ -30,15 +30,16 @@ from collections.abc import Collection
 from typing import Any
 
 import numpy as np
+import ray
 import torch
 from ray.rllib.core import COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 from ray.rllib.env.env_runner import EnvRunner
 from ray.rllib.utils.checkpoints import Checkpointable
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
-from agents.candidate_net import CandidateNet, net_from_state
+from agents.candidate_net import CandidateNet, net_from_state, prepare_bits
 from guandan_env.config_keys import merge_known
-from guandan_env.packing import MASK_BYTES, OBS_BYTES, pack_masks
+from guandan_env.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
 from guandan_env.vector import VectorGuandanEnv
 
 MODULE_PREFIX = "net."  # the RLModule holds the CandidateNet as attribute ``net``
@@ -126,7 +127,7 @@ class _Store:
         keep = np.flatnonzero(~done)
         newpos = np.full(self.n + 1, -1, np.int64)  # index -1 maps to -1
         newpos[keep] = np.arange(keep.size)
-        for k, v in c.items():
+        for v in c.values():
             v[: keep.size] = v[keep]
         prev = c["prev"][: keep.size]
         c["prev"][: keep.size] = np.where(prev >= 0, newpos[prev], -1)
@@ -191,6 +192,8 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             seq = state.get(WEIGHTS_SEQ_NO, 0)
             if seq == 0 or self._weights_seq_no < seq:
                 mstate = state[COMPONENT_RL_MODULE]
+                if isinstance(mstate, ray.ObjectRef):  # sync_weights ships it by reference
+                    mstate = ray.get(mstate)
                 if isinstance(mstate, dict) and DEFAULT_MODULE_ID in mstate:
                     mstate = mstate[DEFAULT_MODULE_ID]
                 weights = strip_prefix(mstate)
@@ -262,14 +265,15 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         tables = np.arange(b)
         who = self._ctrl[tables, seat]
         actions = np.empty(b, dtype=np.int64)
+        bits = pack_masks(mask)
         for c in np.unique(who):
             rows = np.flatnonzero(who == c)
             net = self.net if c == 0 else self.league[c - 1][1]
-            d = net.prepare(obs[rows], mask[rows])
+            d = prepare_bits(obs[rows], bits[rows], net.features)
             a, logp, v = net.act_batch(d, self.rng)
             actions[rows] = a
             if c == 0:
-                self._record(rows, seat[rows], obs[rows], mask[rows], a, logp, v)
+                self._record(rows, seat[rows], obs[rows], bits[rows], a, logp, v)
         self._counters["game_steps"] += b
         self._obs, self._mask, self._seat, rewards, done, _ = env.step(actions)
         ended = np.flatnonzero(done)
@@ -277,15 +281,13 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             self._close(ended, rewards[ended])
             self._draw_matchups(ended)
 
-    def _record(self, rows, seats, obs, mask, actions, logp, values) -> None:
+    def _record(self, rows, seats, obs, mask_bits, actions, logp, values) -> None:
         st = self._store
         s = st.append(rows.size)
         c = st.cols
-        from guandan_env.packing import OBS_BITS, SCALAR_INDEX
-
         c["obs_bits"][s] = np.packbits(obs[:, :OBS_BITS] != 0, axis=1)
         c["obs_scalar"][s] = obs[:, SCALAR_INDEX]
-        c["mask_bits"][s] = pack_masks(mask)
+        c["mask_bits"][s] = mask_bits
         c["actions"][s] = actions
         c["logp"][s] = logp
         c["values"][s] = values

@@ -354,11 +354,12 @@ TRAINING = [
     md("""
 # Self-play training
 
-A smoke-sized PPO self-play run (`python -m experiments.selfplay` with `configs/smoke.yaml`:
+A smoke-sized self-play run (`python -m experiments.selfplay` with `configs/smoke.yaml`: a
+small behaviour-cloning warm start from the heuristic, then PPO over legal candidates with
 sampling in the driver, a tiny model, a few iterations), then its TensorBoard event files
 read back and the learning curve plotted, and the checkpoint used as an agent. The numbers
 mean nothing at this size; for a real run use `configs/default.yaml` (and `stop.time_s`,
-`env_runners.num` …, see the README) and follow it live with `tensorboard --logdir runs`.
+`runners.num` …, see the README) and follow it live with `tensorboard --logdir runs`.
 """),
     code(SETUP),
     code("""
@@ -374,7 +375,7 @@ cmd = [
     sys.executable, "-m", "experiments.selfplay",
     "--config", str(ROOT / "configs" / "smoke.yaml"),
     "--name", RUN.name,
-    f"stop.iterations={ITERATIONS}", "eval.every=2", "eval.pairs=4", "checkpoint.every=3",
+    f"stop.iterations={ITERATIONS}", "eval.every_s=0.001", "eval.pairs=4", "checkpoint.every=3",
 ]
 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
 print(proc.stdout)
@@ -402,17 +403,18 @@ scalars = pd.DataFrame(
 )
 print(len(tags), "scalar tags:", ", ".join(tags[:8]), "…")
 curves = scalars.pivot_table(index="env_steps", columns="tag", values="value")
-curves[["train/episode_reward_mean", "loss/entropy", "loss/value"]]"""),
+curves[["train/reward_vs_bc", "loss/entropy", "loss/value"]]"""),
     md("""
 ## The learning curve
 
-Training reward of the learner's team per episode (level gain, ±1..3), the policy's entropy,
-and the periodic duplicate evaluations against the baselines with their 95% intervals.
+Training reward of the learner's team against the behaviour-cloned league member (level gain
+per deal, ±1..3), the policy's entropy, and the duplicate evaluations against the baselines
+with their 95% intervals (run beside training; the final one after it).
 """),
     code("""
 fig, axes = plt.subplots(1, 3, figsize=(14, 3.5))
-curves["train/episode_reward_mean"].dropna().plot(ax=axes[0], marker="o")
-axes[0].set_title("training reward per episode")
+curves["train/reward_vs_bc"].dropna().plot(ax=axes[0], marker="o")
+axes[0].set_title("training reward vs the BC net")
 curves["loss/entropy"].dropna().plot(ax=axes[1], marker="o")
 axes[1].set_title("policy entropy")
 for opp in ("random", "heuristic"):

@@ -1,7 +1,7 @@
-"""Self-play training: masking module, training env, config, and the smoke run end to end.
+"""Self-play training: the candidate policy, the vector env runner's RLlib contract, GAE,
+behaviour cloning, config, and the smoke run end to end (train, checkpoint, resume, Ctrl-C).
 
-The smoke run (configs/smoke.yaml: two iterations, a checkpoint, a restore and one more
-iteration) runs in a subprocess under a hard timeout, so a Ray hang cannot stall CI.
+Runs that start Ray go through subprocesses with hard timeouts, so a Ray hang cannot stall CI.
 """
 
 from __future__ import annotations
@@ -12,150 +12,85 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+import yaml
 
-from agents.rllib_module import MASK_VALUE, GuandanNet, check_model_config
-from experiments.selfplay_config import load_config, parse_overrides
-from experiments.selfplay_env import GuandanSelfPlayEnv, check_env_config
+from agents.candidate_net import (
+    CandidateAgent,
+    CandidateNet,
+    check_model_config,
+    load_policy_file,
+    save_policy,
+    segment_log_softmax,
+)
+from experiments.selfplay_config import DEFAULTS, load_config, parse_overrides
+from guandan_env import VectorGuandanEnv
 from guandan_env.actions import NUM_ACTIONS
-from guandan_env.aec import AGENTS, raw_env
-from guandan_env.observation import OBS_DIM
 
 REPO = Path(__file__).resolve().parents[1]
-SMOKE_TIMEOUT_S = 150
+SMOKE_TIMEOUT_S = 240
+SMALL_MODEL = {"trunk": [32, 32], "cand": [16]}
 
 
-def _observations(n_states: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Observations and masks of states reached by random play (tribute returns included)."""
-    env = raw_env(random_levels=True, random_tribute=True)
+def _decisions(n_steps: int = 40, tables: int = 64, seed: int = 0):
+    env = VectorGuandanEnv(tables, random_levels=True, random_tribute=True)
+    obs, mask, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    obs, masks = [], []
-    env.reset(seed=seed)
-    while len(obs) < n_states:
-        agent = env.agent_selection
-        if env.terminations[agent]:
-            env.reset()
-            continue
-        o = env.observe(agent)
-        obs.append(o["observation"])
-        masks.append(o["action_mask"])
-        legal = np.flatnonzero(o["action_mask"])
-        env.step(int(legal[rng.integers(legal.size)]))
-    return np.stack(obs), np.stack(masks)
+    out = []
+    for _ in range(n_steps):
+        out.append((obs.copy(), mask.copy()))
+        obs, mask, *_ = env.step(env.sample_actions(rng))
+    return out
 
 
-def _module():
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
-    from agents.rllib_module import MaskedPPOModule
-
-    env = raw_env()
-    spec = RLModuleSpec(
-        module_class=MaskedPPOModule,
-        observation_space=env.observation_space(AGENTS[0]),
-        action_space=env.action_space(AGENTS[0]),
-        model_config={"hidden": [32, 32]},
-    )
-    return spec.build()
+def test_candidate_probabilities_are_zero_off_the_legal_set_and_sum_to_one():
+    net = CandidateNet(SMALL_MODEL)
+    for obs, mask in _decisions()[::7]:
+        d = net.prepare(obs, mask)
+        logits, values = net(d)
+        logp = segment_log_softmax(logits, d.rows, d.n)
+        dense = torch.zeros(d.n, NUM_ACTIONS, dtype=torch.float64)
+        dense[d.rows, d.ids] = torch.exp(logp).double()
+        assert torch.all(dense[~torch.from_numpy(mask)] == 0)  # no logit at all off the mask
+        assert torch.allclose(dense.sum(1), torch.ones(d.n, dtype=torch.float64), atol=1e-5)
+        assert values.shape == (d.n,)
 
 
-def test_masked_module_never_samples_illegal_actions():
-    from ray.rllib.core.columns import Columns
-    from ray.rllib.core.distribution.torch.torch_distribution import TorchCategorical
-
-    torch.manual_seed(0)
-    module = _module()
-    # make the raw logits strongly prefer some actions, so masking has something to do
-    with torch.no_grad():
-        module.net.pi.bias.copy_(torch.randn(NUM_ACTIONS) * 20)
-    obs, masks = _observations(300)
-    assert (masks.sum(1) < NUM_ACTIONS).all()
-    batch = {
-        Columns.OBS: {
-            "observation": torch.from_numpy(obs),
-            "action_mask": torch.from_numpy(masks),
-        }
-    }
-    illegal = torch.from_numpy(masks == 0)
-    for _ in range(20):
-        out = module.forward_exploration(batch)
-        a = out[Columns.ACTIONS]
-        assert masks[np.arange(len(a)), a.numpy()].all()
-        # the logp it reports is the masked softmax's
-        logp = torch.log_softmax(out[Columns.ACTION_DIST_INPUTS], -1)
-        assert torch.allclose(out[Columns.ACTION_LOGP], logp.gather(-1, a[:, None])[:, 0])
-    logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS]
-    probs = torch.softmax(logits, -1)
-    assert (probs[illegal] == 0).all()
-    # RLlib's own distribution over these logits (used by the PPO loss) agrees
-    dist = TorchCategorical.from_logits(logits)
-    for _ in range(20):
-        a = dist.sample()
-        assert masks[np.arange(len(a)), a.numpy()].all()
-    assert torch.isfinite(dist.entropy()).all()
-    assert torch.isfinite(dist.kl(TorchCategorical.from_logits(logits * 0.5))).all()
-    greedy = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].argmax(-1)
-    assert masks[np.arange(len(greedy)), greedy.numpy()].all()
-    # training forward: masked logits and values for the loss
-    train = module.forward_train(batch)
-    assert (train[Columns.ACTION_DIST_INPUTS][illegal] == MASK_VALUE).all()
-    values = module.compute_values(batch, train[Columns.EMBEDDINGS])
-    assert values.shape == (len(obs),)
+def test_sampled_and_greedy_actions_are_legal_and_seeded():
+    net = CandidateNet(SMALL_MODEL)
+    obs, mask = _decisions()[20]
+    d = net.prepare(obs, mask)
+    a1, lp1, _ = net.act_batch(d, np.random.default_rng(5))
+    a2, lp2, _ = net.act_batch(d, np.random.default_rng(5))
+    assert np.array_equal(a1, a2) and np.array_equal(lp1, lp2)
+    assert mask[np.arange(len(a1)), a1].all()
+    g, _, _ = net.act_batch(d, greedy=True)
+    assert mask[np.arange(len(g)), g].all()
+    agent = CandidateAgent(net, seed=0)
+    a = agent.act({"observation": obs[0], "action_mask": mask[0].astype(np.int8)}, {})
+    assert mask[0, a]
 
 
-def test_guandan_net_act_is_legal_and_seeded():
-    net = GuandanNet(OBS_DIM, NUM_ACTIONS, {"hidden": [16]})
-    obs, masks = _observations(50, seed=3)
-    for o, m in zip(obs, masks, strict=True):
-        assert m[net.act(o, m)]
-        a1 = net.act(o, m, np.random.default_rng(5), greedy=False)
-        a2 = net.act(o, m, np.random.default_rng(5), greedy=False)
-        assert a1 == a2 and m[a1]
-
-
-@pytest.mark.parametrize("kind", ["self", "random", "heuristic", "snapshot"])
-def test_training_env_rewards_reach_the_learner_seats(kind):
-    probs = dict.fromkeys(("self", "snapshot", "random", "heuristic"), 0.0)
-    probs[kind] = 1.0
-    env = GuandanSelfPlayEnv({"opponents": probs, "seed": 1})
-    if kind == "snapshot":
-        env.set_league({"s0": GuandanNet(OBS_DIM, NUM_ACTIONS, {"hidden": [16]})})
-    rng = np.random.default_rng(0)
-    for episode in range(3):
-        obs, _ = env.reset(seed=10 + episode) if episode == 0 else env.reset()
-        exposed = set(env.exposed)
-        assert len(exposed) == (4 if kind == "self" else 2)
-        acted, returns = set(), dict.fromkeys(exposed, 0.0)
-        while True:
-            assert len(obs) == 1
-            ((agent, o),) = obs.items()
-            assert agent in exposed and o["action_mask"].any()
-            acted.add(agent)
-            legal = np.flatnonzero(o["action_mask"])
-            obs, rew, term, trunc, infos = env.step({agent: int(legal[rng.integers(legal.size)])})
-            assert set(rew) <= exposed
-            for a, r in rew.items():
-                returns[a] += r
-            if term["__all__"] or trunc["__all__"]:
-                break
-        assert set(obs) == exposed == acted  # every exposed seat gets its last observation
-        assert all(not o["action_mask"].any() for o in obs.values())
-        gains = {abs(r) for r in returns.values()}
-        assert len(gains) == 1 and gains.pop() in (1.0, 2.0, 3.0)
-        team = {a: AGENTS.index(a) % 2 for a in exposed}
-        for a in exposed:  # shared within a team, opposite between teams
-            for b in exposed:
-                same = team[a] == team[b]
-                assert returns[a] == (returns[b] if same else -returns[b])
-        info = next(iter(infos.values()))
-        assert info["opponent"] == kind
-        learner_seat = AGENTS[info["learner_team"]] if kind != "self" else None
-        if learner_seat:
-            assert returns[learner_seat] == info["team_reward"]
+def test_checkpoint_formats_and_errors(tmp_path):
+    net = CandidateNet(SMALL_MODEL)
+    path = save_policy(tmp_path, net, net.model_config, {"note": 1})
+    loaded, meta = load_policy_file(path)
+    assert meta == {"note": 1}
+    for k, v in net.state_dict().items():
+        assert torch.equal(v, loaded.state_dict()[k])
+    old = tmp_path / "old.pt"
+    torch.save({"format": "guandan-policy-v1", "state_dict": {}}, old)
+    with pytest.raises(ValueError, match="old flat 2,243-logit"):
+        load_policy_file(old)
+    with pytest.raises(ValueError, match="depth"):
+        check_model_config({"depth": 3})
+    with pytest.raises(ValueError, match="unknown block"):
+        check_model_config({"features": ["plan", "magic"]})
 
 
 def test_config_errors_name_unknown_keys(tmp_path):
@@ -165,57 +100,105 @@ def test_config_errors_name_unknown_keys(tmp_path):
     bad.write_text("ppo:\n  lr: 0.1\nleague:\n  sizes: 3\n")
     with pytest.raises(ValueError, match="league.sizes"):
         load_config(bad)
-    with pytest.raises(ValueError, match="bogus"):
-        check_env_config({"opponents": {"bogus": 1.0}})
-    with pytest.raises(ValueError, match="depth"):
-        check_model_config({"depth": 3})
     with pytest.raises(ValueError, match="random_level"):
-        load_config(None, ["env.game.random_level=true"])
+        load_config(None, ["game.random_level=true"])
+    with pytest.raises(ValueError, match="self_share"):
+        load_config(None, ["league.self_share=2"])
     assert parse_overrides(["a.b=1", "c=[1, 2]"]) == {"a": {"b": 1}, "c": [1, 2]}
     cfg = load_config(REPO / "configs" / "default.yaml", ["ppo.lr=1e-4"])
     assert cfg["ppo"]["lr"] == 1e-4
     load_config(REPO / "configs" / "smoke.yaml")
 
 
+def test_defaults_equal_the_default_config_file():
+    data = yaml.safe_load((REPO / "configs" / "default.yaml").read_text())
+    assert load_config(None) == load_config(REPO / "configs" / "default.yaml")
+    assert set(data) == set(DEFAULTS)
+
+
 def test_run_dir_is_never_overwritten(tmp_path):
     from experiments.selfplay import choose_run_dir
 
     cfg = {"runs_dir": str(tmp_path), "name": "default"}
-    assert choose_run_dir(cfg, named=False) == tmp_path / "default"
-    (tmp_path / "default" / "checkpoints").mkdir(parents=True)
-    assert choose_run_dir(cfg, named=False) == tmp_path / "default-2"
-    assert cfg["name"] == "default-2"
+    assert choose_run_dir(cfg, named=False) == (tmp_path / "default", None)
+    (tmp_path / "default").mkdir()
+    (tmp_path / "default" / "config.yaml").write_text("{}")
+    path, note = choose_run_dir(cfg, named=False)
+    assert path == tmp_path / "default-2" and cfg["name"] == "default-2"
+    assert "--resume" in note and "default-2" in note
     with pytest.raises(ValueError, match="--resume"):
         choose_run_dir({"runs_dir": str(tmp_path), "name": "default"}, named=True)
 
 
-def test_resume_drops_log_rows_after_the_checkpoint(tmp_path):
-    from experiments.selfplay_log import _truncate_csv
+def test_behaviour_cloning_loss_falls_and_agreement_rises(tmp_path):
+    from experiments.bc import evaluate_bc, split_by_deal, train_bc
+    from experiments.bc_data import generate
 
-    path = tmp_path / "progress.csv"
-    path.write_text("iteration,env_steps\n1,10\n2,20\n3,30\n")
-    _truncate_csv(path, 2)
-    assert path.read_text().splitlines() == ["iteration,env_steps", "1,10", "2,20"]
+    data = generate(4000, seed=3, workers=1, cache_dir=tmp_path, progress=False)
+    net, record = train_bc(
+        data,
+        {"trunk": [64, 64], "cand": [32]},
+        epochs=3,
+        minibatch_size=256,
+        holdout=0.2,
+        seed=0,
+        progress=False,
+        log=lambda *_: None,
+    )
+    hist = record["history"]
+    assert hist[0]["epoch"] == 0 and len(hist) == 4
+    best = min(hist[1:], key=lambda h: h["policy_loss"])
+    assert best["policy_loss"] < hist[0]["policy_loss"] - 0.3, hist
+    assert best["agreement"] > hist[0]["agreement"] + 0.15, hist
+    _, held = split_by_deal(data["deal"], 0.2, 0)
+    assert evaluate_bc(net, data, held)["policy_loss"] == pytest.approx(best["policy_loss"])
 
 
-SMOKE_SCRIPT = textwrap.dedent(
+# ---------------------------------------------------------------------- the env runner
+RUNNER_SCRIPT = textwrap.dedent(
     """
-    import sys
-    from experiments.selfplay import main
-    runs = sys.argv[1]
-    rc = main(["--config", "configs/smoke.yaml", f"runs_dir={runs}"])
-    assert rc == 0, rc
-    rc = main(["--resume", f"{runs}/smoke", "stop.iterations=3"])
-    assert rc == 0, rc
+    import json, sys
+    import numpy as np
+    from experiments.selfplay import build_algo_config, init_ray
+    from experiments.selfplay_config import load_config
+    from ray.rllib.core import COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
+
+    num = int(sys.argv[1])
+    cfg = load_config("configs/smoke.yaml", [f"runners.num={num}", "runners.tables=16",
+                      "runners.samples_per_call=256", "ppo.minibatch_size=128"])
+    init_ray(cfg["ray"])
+    algo = build_algo_config(cfg).build_algo()
+    out = {}
+    for it in range(2):
+        algo.train()
+        info = algo.last_info
+        out[f"steps{it}"] = info["env_steps"]
+        out[f"metrics{it}"] = {k: v for k, v in info["runner_metrics"][0].items()
+                               if isinstance(v, (int, float))}
+    algo.stop_sampling()
+    # set_state: the runners hold the learner's weights after a sync
+    learner = algo.learner_group.get_state(components="learner/rl_module")
+    lw = learner["learner"]["rl_module"][DEFAULT_MODULE_ID]
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group)
+    states = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.get_state(), local_env_runner=(num == 0))
+    rw = states[0][COMPONENT_RL_MODULE][DEFAULT_MODULE_ID]
+    out["same_weights"] = all(np.array_equal(np.asarray(lw[k]), rw[k]) for k in rw)
+    out["runners"] = algo.env_runner_group.num_remote_env_runners()
+    batch = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.sample(), local_env_runner=(num == 0))[0]
+    out["legal"] = bool(np.unpackbits(batch["mask_bits"], axis=1)[
+        np.arange(len(batch["actions"])), batch["actions"]].all())
+    algo.stop()
+    print("RESULT " + json.dumps(out))
     """
 )
 
 
-def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
-    runs = tmp_path / "runs"
+def _run_python(script: str, args: list[str], timeout: int) -> str:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     proc = subprocess.Popen(
-        [sys.executable, "-c", SMOKE_SCRIPT, str(runs)],
+        [sys.executable, "-c", script, *args],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
@@ -224,36 +207,178 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
         start_new_session=True,  # one process group: a hang is killed with its Ray workers
     )
     try:
-        out, _ = proc.communicate(timeout=SMOKE_TIMEOUT_S)
+        out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, _ = proc.communicate()
-        pytest.fail(f"smoke run exceeded {SMOKE_TIMEOUT_S} s:\n{out[-3000:]}")
+        pytest.fail(f"exceeded {timeout} s:\n{out[-3000:]}")
     assert proc.returncode == 0, out[-5000:]
-    run = runs / "smoke"
-    assert "it    1" in out and "it    2" in out and "it    3" in out, out[-3000:]
-    assert "resumed" in out
-    assert list(run.glob("events.out.tfevents.*")), "no TensorBoard events"
-    assert (run / "config.yaml").exists()
-    ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
-    assert ckpts == ["iter_000002", "iter_000003"], ckpts
-    state = json.loads((run / "checkpoints" / "iter_000003" / "trainer_state.json").read_text())
-    assert state["iteration"] == 3 and state["env_steps"] > 0 and len(state["league"]) == 3
-    evals = (run / "eval.csv").read_text().splitlines()
-    assert len(evals) == 3  # header + random + heuristic at iteration 2
-    progress = (run / "progress.csv").read_text().splitlines()[1:]
-    assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3]
+    return out
 
-    # the trained policy loads as an agent and plays a tournament game
+
+@pytest.mark.parametrize("num_runners", [0, 1])
+def test_runner_contract_sample_metrics_set_state(num_runners):
+    out = _run_python(RUNNER_SCRIPT, [str(num_runners)], 180)
+    res = json.loads(out.split("RESULT ", 1)[1].splitlines()[0])
+    assert res["runners"] == num_runners
+    for it in range(2):
+        m = res[f"metrics{it}"]
+        assert res[f"steps{it}"] >= 256
+        assert m["num_env_steps_sampled"] == res[f"steps{it}"]  # what PPO's loop counts
+        assert m["num_game_steps"] > 0
+    assert res["same_weights"] and res["legal"]
+
+
+def _local_runner(seed: int, **overrides):
+    import gymnasium as gym
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from experiments.vector_runner import VectorEnvRunner
+    from guandan_env.observation import OBS_DIM
+
+    env_config = {"tables": 16, "samples_per_call": 200, "seed": seed, "model": SMALL_MODEL}
+    env_config.update(overrides)
+    config = PPOConfig().environment(
+        observation_space=gym.spaces.Box(0, 1, (OBS_DIM,), np.float32),
+        action_space=gym.spaces.Discrete(NUM_ACTIONS),
+        env_config=env_config,
+    )
+    torch.manual_seed(0)  # equal initial weights for the two runners compared
+    return VectorEnvRunner(config=config, worker_index=0)
+
+
+def test_equal_seeds_give_equal_samples():
+    a, b, c = _local_runner(7), _local_runner(7), _local_runner(8)
+    state = a.get_state()
+    b.set_state(state)
+    c.set_state(state)
+    sa, sb, sc = a.sample(), b.sample(), c.sample()
+    for k in sa:
+        assert np.array_equal(sa[k], sb[k]), k
+    assert not np.array_equal(sa["obs_bits"][:50], sc["obs_bits"][:50])
+
+
+def test_gae_targets_are_the_deal_reward_with_lambda_one():
+    """With γ = λ = 1 every decision's target is its seat's final reward (±1..3, R-6.3), and
+    the advantage is that reward minus the value the acting pass predicted."""
+    runner = _local_runner(3, **{"lambda": 1.0})
+    s = runner.sample()
+    assert set(np.unique(s["value_targets"])) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+    assert np.allclose(s["advantages"], s["value_targets"] - s["values"], atol=1e-5)
+    m = runner.get_metrics()
+    assert m["num_env_steps_sampled"] == len(s["actions"])
+
+
+def test_league_members_play_inside_the_runner():
+    runner = _local_runner(4, self_share=0.0)
+    member = CandidateNet(SMALL_MODEL)
+    runner.set_league([("bc", {k: v.numpy() for k, v in member.state_dict().items()})])
+    runner.sample()
+    m = runner.get_metrics()
+    assert m["games_vs_bc"] > 0 and "bc" in m["league_win_rates"]
+
+
+# ---------------------------------------------------------------------- the smoke run
+SMOKE_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from experiments.selfplay import main
+    runs = sys.argv[1]
+    rc = main(["--config", "configs/smoke.yaml", f"runs_dir={runs}", f"cache_dir={runs}/cache"])
+    assert rc == 0, rc
+    rc = main(["--resume", f"{runs}/smoke", "stop.iterations=4"])
+    assert rc == 0, rc
+    """
+)
+
+
+def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
+    runs = tmp_path / "runs"
+    t0 = time.perf_counter()
+    out = _run_python(SMOKE_SCRIPT, [str(runs)], SMOKE_TIMEOUT_S)
+    run = runs / "smoke"
+    assert "warm start done" in out and "resumed" in out, out[-3000:]
+    for it in (1, 2, 3, 4):
+        assert f"it    {it}" in out, out[-3000:]
+    assert list(run.glob("events.out.tfevents.*")), "no TensorBoard events"
+    assert (run / "bc" / "policy.pt").exists()
+    ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert ckpts == ["iter_000003", "iter_000004"], ckpts
+    state = json.loads((run / "checkpoints" / "iter_000004" / "trainer_state.json").read_text())
+    assert state["iteration"] == 4 and state["env_steps"] > 0 and state["bc"]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["env_steps"] == state["env_steps"] and summary["train_seconds"] > 0
+    assert set(summary["final_eval"]) == {"random", "heuristic"}
+    progress = (run / "progress.csv").read_text().splitlines()[1:]
+    assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3, 4]
+    assert len((run / "eval.csv").read_text().splitlines()) >= 3  # header + final rows
+    print(f"smoke run took {time.perf_counter() - t0:.0f} s")
+
+    # loading the trained policy as an agent imports no Ray
+    code = (
+        "import sys; from agents.registry import make_agent; "
+        f"a = make_agent('checkpoint:{run}', seed=0); print('ray' in sys.modules)"
+    )
+    res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert res.returncode == 0 and res.stdout.strip() == "False", res.stderr
+
     from experiments.tournament import run_tournament
 
-    spec = f"checkpoint:{run}"
-    summary = run_tournament(
-        [spec, "random"],
+    tour = run_tournament(
+        [f"checkpoint:{run}", "random"],
         pairs=1,
         out=tmp_path / "tour",
         workers=1,
         plots=False,
         progress=False,
     )
-    assert summary["matchups"][0]["games"] == 2
+    assert tour["matchups"][0]["games"] == 2
+
+
+def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
+    runs = tmp_path / "runs"
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    cmd = [
+        sys.executable,
+        "-m",
+        "experiments.selfplay",
+        "--config",
+        "configs/smoke.yaml",
+        f"runs_dir={runs}",
+        f"cache_dir={runs}/cache",
+        "stop.iterations=100000",
+        "checkpoint.every=0",
+        "eval.every_s=0",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines = []
+    deadline = time.time() + 150
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        lines.append(line)
+        if line.startswith("it    2"):
+            break
+    else:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("no second iteration:\n" + "".join(lines[-50:]))
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+    try:
+        rest, _ = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("Ctrl-C did not stop the run")
+    out = "".join(lines) + rest
+    assert proc.returncode == 0, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    assert "--resume" in out
+    summary = json.loads((runs / "smoke" / "summary.json").read_text())
+    assert summary["stopped_by"] == "interrupted"
+    assert (Path(summary["checkpoint"]) / "trainer_state.json").exists()
