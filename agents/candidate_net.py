@@ -42,12 +42,12 @@ from guandan_env.config_keys import merge_known
 from guandan_env.features import ACTION_FEATURE_DIM
 from guandan_env.hand_plan import PLAN_DIM
 from guandan_env.observation import OBS_DIM
-from guandan_env.packing import pack_masks, unpack_obs
+from guandan_env.packing import OBS_BITS, SCALAR_INDEX, pack_masks
 
 FEATURE_BLOCKS = ("after", "plan", "state")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
-    "trunk": [512, 256],  # MLP over observation + state features
-    "cand": [128, 64],  # candidate scorer: first width joins h, φ and E, then an MLP
+    "trunk": [256, 256],  # MLP over observation + state features
+    "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
     "id_embedding": True,  # learned per-id embedding E[a]
     "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
 }
@@ -71,16 +71,24 @@ def check_model_config(model_config: dict | None) -> dict:
 
 @dataclass
 class Decisions:
-    """A batch of decisions as the network reads them (torch tensors)."""
+    """A batch of decisions as the network reads them (torch tensors).
 
-    x: torch.Tensor  # (N, OBS_DIM + STATE_DIM) float32
+    The observation's 0/1 part enters as the indices of its set bits (``obs_idx``, a flat
+    vector, ``obs_offsets`` where each decision's start), so the first layer is a sum of
+    embedding rows (~150 of 1,651 bits are set): ~10x cheaper than a dense matmul, same math.
+    """
+
+    obs_idx: torch.Tensor  # (K,) int64: indices of the set observation bits, row by row
+    obs_offsets: torch.Tensor  # (N,) int64: start of each decision's indices
+    dense: torch.Tensor  # (N, 1 + STATE_DIM) float32: bomb-power scalar + state features
     rows: torch.Tensor  # (M,) int64: decision of each candidate, ascending
     ids: torch.Tensor  # (M,) int64: action id of each candidate
     phi: torch.Tensor  # (M, CAND_DIM) float32
+    plans: tuple[np.ndarray, np.ndarray] | None = None  # candidate_features.plan_blocks
 
     @property
     def n(self) -> int:
-        return int(self.x.shape[0])
+        return int(self.dense.shape[0])
 
 
 def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -99,6 +107,43 @@ def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return cand, state
 
 
+def _prepare(
+    binary: np.ndarray,
+    scalar: np.ndarray,
+    mask_bits: np.ndarray,
+    features: list[str] | None,
+    plans: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Decisions:
+    """Inputs from the observations' 0/1 part ``binary (N, OBS_BITS)``, their scalar and the
+    packed masks (``plans``: see ``prepare_packed``)."""
+    rows, ids = candidates_packed(mask_bits)
+    n = binary.shape[0]
+    if rows.size == 0 or np.unique(rows).size != n:
+        raise ValueError("every decision needs at least one legal action in its mask")
+    if plans is not None and plans[1].shape[0] != rows.size:
+        raise ValueError(f"{plans[1].shape[0]} candidate plans for {rows.size} candidates")
+    phi, st, plans = decision_features(binary, rows, ids, plans)
+    if features is not None and set(features) != set(FEATURE_BLOCKS):
+        cm, sm = _block_mask(features)
+        phi *= cm
+        st *= sm
+    flat = np.flatnonzero(binary)  # faster than np.nonzero over the 2-D array
+    r = flat // OBS_BITS
+    c = flat - r * OBS_BITS
+    offsets = np.zeros(n, dtype=np.int64)
+    np.cumsum(np.bincount(r, minlength=n)[:-1], out=offsets[1:])
+    dense = np.concatenate([np.asarray(scalar, np.float32)[:, None], st], axis=1)
+    return Decisions(
+        torch.from_numpy(c),
+        torch.from_numpy(offsets),
+        torch.from_numpy(dense),
+        torch.from_numpy(rows),
+        torch.from_numpy(ids),
+        torch.from_numpy(phi),
+        plans,
+    )
+
+
 def prepare(obs: np.ndarray, mask: np.ndarray, features: list[str] | None = None) -> Decisions:
     """Network inputs of decisions ``obs float32 (N, OBS_DIM)``, ``mask (N, NUM_ACTIONS)``."""
     return prepare_bits(obs, pack_masks(mask), features)
@@ -108,26 +153,21 @@ def prepare_bits(
     obs: np.ndarray, mask_bits: np.ndarray, features: list[str] | None = None
 ) -> Decisions:
     """``prepare`` with the masks as ``packing.pack_masks`` bits (the fast path)."""
-    obs = np.ascontiguousarray(obs, dtype=np.float32)
-    rows, ids = candidates_packed(mask_bits)
-    if rows.size == 0 or np.unique(rows).size != obs.shape[0]:
-        raise ValueError("every decision needs at least one legal action in its mask")
-    phi, st = decision_features(obs, rows, ids)
-    if features is not None and set(features) != set(FEATURE_BLOCKS):
-        cm, sm = _block_mask(features)
-        phi *= cm
-        st *= sm
-    x = np.concatenate([obs, st], axis=1)
-    return Decisions(
-        torch.from_numpy(x), torch.from_numpy(rows), torch.from_numpy(ids), torch.from_numpy(phi)
-    )
+    obs = np.asarray(obs)
+    return _prepare(obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], mask_bits, features)
 
 
 def prepare_packed(
-    obs_bits: np.ndarray, obs_scalar: np.ndarray, mask_bits: np.ndarray, features=None
+    obs_bits: np.ndarray,
+    obs_scalar: np.ndarray,
+    mask_bits: np.ndarray,
+    features: list[str] | None = None,
+    plans: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Decisions:
-    """``prepare`` from ``guandan_env.packing`` arrays (stored samples)."""
-    return prepare_bits(unpack_obs(obs_bits, obs_scalar), mask_bits, features)
+    """``prepare`` from ``guandan_env.packing`` arrays (stored samples); ``plans`` =
+    ``candidate_features.plan_blocks`` of these decisions, if the sampler shipped them."""
+    binary = np.unpackbits(obs_bits, axis=1, count=OBS_BITS)
+    return _prepare(binary, obs_scalar, mask_bits, features, plans)
 
 
 # ------------------------------------------------------------------ segment operations
@@ -190,7 +230,16 @@ class CandidateNet(nn.Module):
         cfg = check_model_config(model_config)
         self.model_config = cfg
         trunk, cand = cfg["trunk"], cfg["cand"]
-        self.trunk = _mlp([OBS_DIM + STATE_DIM, *trunk])
+        # first trunk layer = embedding sum over the set observation bits + dense inputs
+        first = nn.Linear(OBS_BITS + 1 + STATE_DIM, trunk[0])
+        nn.init.orthogonal_(first.weight, gain=2**0.5)
+        self.obs_embed = nn.EmbeddingBag(OBS_BITS, trunk[0], mode="sum")
+        self.dense_in = nn.Linear(1 + STATE_DIM, trunk[0])
+        with torch.no_grad():
+            self.obs_embed.weight.copy_(first.weight[:, :OBS_BITS].T)
+            self.dense_in.weight.copy_(first.weight[:, OBS_BITS:])
+            self.dense_in.bias.zero_()
+        self.trunk = _mlp(trunk) if len(trunk) > 1 else nn.Sequential()
         self.state_proj = nn.Linear(trunk[-1], cand[0])
         self.cand_proj = nn.Linear(CAND_DIM, cand[0], bias=False)
         self.id_embedding = nn.Embedding(NUM_ACTIONS, cand[0]) if cfg["id_embedding"] else None
@@ -211,7 +260,8 @@ class CandidateNet(nn.Module):
 
     def forward(self, d: Decisions) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits (M,), values (N,))``: unnormalised candidate scores and state values."""
-        h = self.trunk(d.x)
+        x = self.obs_embed(d.obs_idx, d.obs_offsets) + self.dense_in(d.dense)
+        h = self.trunk(torch.relu(x))
         z = self.state_proj(h)[d.rows] + self.cand_proj(d.phi)
         if self.id_embedding is not None:
             z = z + self.id_embedding(d.ids)

@@ -39,6 +39,7 @@ from agents.candidate_net import (
     segment_sum,
     taken_index,
 )
+from experiments.vector_runner import minibatches
 
 
 def _np(x) -> np.ndarray:
@@ -54,11 +55,15 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
         self.net = CandidateNet(cfg)
 
     def decisions(self, batch: dict):
+        plans = None
+        if "cand_plan" in batch:
+            plans = (_np(batch["hand_plan"]), _np(batch["cand_plan"]))
         return prepare_packed(
             _np(batch["obs_bits"]),
             _np(batch["obs_scalar"]),
             _np(batch["mask_bits"]),
             self.net.features,
+            plans,
         )
 
     def _forward(self, batch: dict, **kwargs) -> dict:
@@ -144,6 +149,7 @@ class GuandanPPO(PPO):
     def training_step(self) -> None:
         group = self.env_runner_group
         remote = group.num_remote_env_runners() > 0
+        t0 = time.perf_counter()
         if remote:
             if not self._in_flight:
                 self._launch_samples()
@@ -156,23 +162,32 @@ class GuandanPPO(PPO):
             runner = group.local_env_runner
             samples = [runner.sample()]
             metrics = [runner.get_metrics()]
+        t1 = time.perf_counter()
         batch = _concat(samples)
         n = int(batch["actions"].shape[0])
-        ma = MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(batch)}, env_steps=n)
-        results = self.learner_group.update(
-            batch=ma,
-            minibatch_size=int(self.config.minibatch_size),
-            num_epochs=int(self.config.num_epochs),
-            shuffle_batch_per_epoch=True,
-        )
+        # Minibatches are cut here, not by the Learner: each carries its rows' candidate
+        # plans, a ragged column RLlib's row slicing would cut wrongly.
+        results = []
+        for _ in range(int(self.config.num_epochs)):
+            for mb in minibatches(batch, int(self.config.minibatch_size), self._rng()):
+                steps = len(mb["actions"])
+                ma = MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(mb)}, env_steps=steps)
+                results = self.learner_group.update(batch=ma, num_epochs=1, minibatch_size=None)
         if not remote:
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
         learner = results[0].get(DEFAULT_MODULE_ID, {}) if results else {}
         self.last_info = {
             "env_steps": n,
+            "sample_wait_s": t1 - t0,  # waiting for samples (overlapped sampling: ~0)
+            "learn_s": time.perf_counter() - t1,
             "runner_metrics": metrics,
             "learner": {k: _peek(v) for k, v in learner.items()},
         }
+
+    def _rng(self) -> np.random.Generator:
+        if getattr(self, "_shuffle_rng", None) is None:
+            self._shuffle_rng = np.random.default_rng([int(self.config.seed or 0), 3])
+        return self._shuffle_rng
 
     def _launch_samples(self) -> None:
         group = self.env_runner_group

@@ -92,7 +92,7 @@ def build_algo_config(cfg: dict):
     runner_config = {
         "tables": int(r["tables"]),
         "game": dict(cfg["game"]),
-        "samples_per_call": int(r["samples_per_call"]),
+        "steps_per_call": int(r["steps_per_call"]),
         "self_share": float(lg["self_share"]),
         "pfsp_power": float(lg["pfsp_power"]),
         "gamma": float(p["gamma"]),
@@ -101,7 +101,7 @@ def build_algo_config(cfg: dict):
         "model": dict(cfg["model"]),
     }
     obs_space = gym.spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32)
-    return (
+    config = (
         PPOConfig(algo_class=GuandanPPO)
         .environment(
             env=None,
@@ -126,7 +126,7 @@ def build_algo_config(cfg: dict):
             lr=float(p["lr"]),
             gamma=float(p["gamma"]),
             lambda_=float(p["lambda"]),
-            train_batch_size_per_learner=int(r["samples_per_call"]) * max(num, 1),
+            train_batch_size_per_learner=int(r["steps_per_call"] * r["tables"]) * max(num, 1),
             minibatch_size=int(p["minibatch_size"]),
             num_epochs=int(p["num_epochs"]),
             clip_param=float(p["clip_param"]),
@@ -138,6 +138,10 @@ def build_algo_config(cfg: dict):
         .reporting(metrics_num_episodes_for_smoothing=1)
         .debugging(seed=int(cfg["seed"]), log_level="ERROR")
     )
+    # The runners have no connector states to merge; RLlib's sync of them after each step
+    # would wait for the in-flight sample and undo the overlap of sampling and learning.
+    config._dont_auto_sync_env_runner_states = True
+    return config
 
 
 def _evaluate_task(
@@ -466,6 +470,8 @@ class SelfPlayTrainer:
             "anchor_coeff": ln.get("anchor_coeff"),
             "vf_explained_var": ln.get("vf_explained_var"),
             "league_size": len(self.league_members()),
+            "sample_wait_s": info.get("sample_wait_s"),
+            "learn_s": info.get("learn_s"),
             "load1": os.getloadavg()[0],  # machine load: throughput is shared with others
         }
         for kind in ("bc", "snapshot"):
@@ -488,7 +494,7 @@ class SelfPlayTrainer:
         budget = c["stop"]["time_s"]
         print(
             f"run {self.run_dir}: {r['num']} runner(s) x {r['tables']} tables, "
-            f"{fmt_count(int(r['samples_per_call']) * max(int(r['num']), 1))} samples/iteration, "
+            f"{r['steps_per_call']} steps/iteration, "
             f"model trunk {self.model_config['trunk']} cand {self.model_config['cand']}; "
             f"budget {fmt_time(float(budget)) if budget else 'none'}",
             flush=True,

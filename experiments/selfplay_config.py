@@ -39,7 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "runners": {
         "num": 1,  # remote VectorEnvRunners, 1 CPU each (0 = sample in the driver)
         "tables": 1024,  # tables per runner, in lockstep
-        "samples_per_call": 16384,  # learner samples per runner and iteration
+        "steps_per_call": 20,  # lockstep steps per runner and iteration (~15k samples)
     },
     "game": {"mode": "deal", "random_levels": True, "random_tribute": True},
     "model": copy.deepcopy(DEFAULT_MODEL_CONFIG),
@@ -60,7 +60,7 @@ DEFAULTS: dict[str, Any] = {
         "decay_samples": 10_000_000,
     },
     "league": {
-        "self_share": 0.5,  # episodes where all four seats are the learner
+        "self_share": 0.7,  # episodes where all four seats are the learner
         "snapshot_every": 10,  # iterations between frozen snapshots joining the league
         "max_snapshots": 6,  # oldest snapshots leave beyond this (the BC net always stays)
         "pfsp_power": 1.0,  # opponent weight (1 - learner win rate) ** power
@@ -144,12 +144,12 @@ def validate(cfg: dict) -> dict:
         if not isinstance(k, str):
             raise ValueError(f"eval.opponents must be agent specs (strings), got {k!r}")
     r = cfg["runners"]
-    if int(r["num"]) < 0 or int(r["tables"]) < 1 or int(r["samples_per_call"]) < 1:
-        raise ValueError("runners.num must be >= 0, runners.tables and samples_per_call >= 1")
+    if int(r["num"]) < 0 or int(r["tables"]) < 1 or int(r["steps_per_call"]) < 1:
+        raise ValueError("runners.num must be >= 0, runners.tables and steps_per_call >= 1")
     if not 0 <= float(cfg["league"]["self_share"]) <= 1:
         raise ValueError("league.self_share must be in [0, 1]")
-    if int(cfg["ppo"]["minibatch_size"]) > int(r["samples_per_call"]):
-        raise ValueError("ppo.minibatch_size must be <= runners.samples_per_call")
+    if int(cfg["ppo"]["minibatch_size"]) < 1:
+        raise ValueError("ppo.minibatch_size must be >= 1")
     for section, key in (
         ("league", "snapshot_every"),
         ("eval", "every_s"),

@@ -26,6 +26,8 @@ PROGRESS_COLUMNS = [
     "anchor_coeff",
     "vf_explained_var",
     "league_size",
+    "sample_wait_s",
+    "learn_s",
     "load1",
 ]
 EVAL_COLUMNS = [
@@ -59,6 +61,8 @@ TB_TAGS = {
     "env_steps_per_s": "perf/samples_per_s",
     "game_steps_per_s": "perf/game_steps_per_s",
     "iter_s": "perf/iteration_s",
+    "sample_wait_s": "perf/sample_wait_s",
+    "learn_s": "perf/learn_s",
     "league_size": "league/size",
 }
 

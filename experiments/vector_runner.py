@@ -15,13 +15,16 @@ table itself, in lockstep:
   reward (±1..3, R-6.3) and computes GAE (γ, λ) backwards along them with the values of the
   acting forward pass.
 
-``sample()`` steps until at least ``samples_per_call`` learner decisions belong to finished
-deals and returns them as one dict of arrays (``SAMPLE_COLUMNS``); decisions of deals still
-open stay for the next call. ``get_metrics()`` reports ``num_env_steps_sampled`` (learner
-decisions returned, what PPO counts), ``num_game_steps`` (all decisions, opponents'
-included) and the learner's results per opponent. Weights arrive through ``set_state``
-(RLlib's ``sync_weights``); league members through ``set_league``. Equal seeds give equal
-samples.
+``sample()`` advances every table ``steps_per_call`` lockstep steps (then more only if fewer
+than a quarter of that many learner decisions are complete, e.g. before the first deals end)
+and returns the learner decisions of the deals that finished as one dict of arrays
+(``SAMPLE_COLUMNS``); decisions of deals still open stay for the next call. A fixed amount of
+work per call keeps the sampler's time steady (deal ends come in waves at first, as all
+tables start together), so the learner, not the wait for a full batch, sets the pace.
+``get_metrics()`` reports ``num_env_steps_sampled`` (learner decisions returned, what PPO
+counts), ``num_game_steps`` (all decisions, opponents' included) and the learner's results per
+opponent. Weights arrive through ``set_state`` (RLlib's ``sync_weights``); league members
+through ``set_league``. Equal seeds give equal samples.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
 from agents.candidate_net import CandidateNet, net_from_state, prepare_bits
 from guandan_env.config_keys import merge_known
+from guandan_env.hand_plan import PLAN_DIM
 from guandan_env.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
 from guandan_env.vector import VectorGuandanEnv
 
@@ -56,7 +60,7 @@ SAMPLE_COLUMNS = (
 DEFAULT_RUNNER_CONFIG: dict[str, Any] = {
     "tables": 1024,  # tables per runner, stepped in lockstep
     "game": {"mode": "deal", "random_levels": True, "random_tribute": True},
-    "samples_per_call": 16384,  # learner decisions of finished deals per sample()
+    "steps_per_call": 20,  # lockstep steps per sample() (x tables = game decisions)
     "self_share": 0.5,  # share of episodes where all four seats are the learner
     "pfsp_power": 1.0,  # PFSP weight (1 - win rate) ** power; 0 = uniform over the league
     "gamma": 1.0,
@@ -68,13 +72,29 @@ DEFAULT_RUNNER_CONFIG: dict[str, Any] = {
 
 def check_runner_config(cfg: dict | None) -> dict:
     out = merge_known(DEFAULT_RUNNER_CONFIG, cfg, "env runner config")
-    if int(out["tables"]) < 1 or int(out["samples_per_call"]) < 1:
-        raise ValueError("runner tables and samples_per_call must be >= 1")
+    if int(out["tables"]) < 1 or int(out["steps_per_call"]) < 1:
+        raise ValueError("runner tables and steps_per_call must be >= 1")
     if not 0.0 <= float(out["self_share"]) <= 1.0:
         raise ValueError(f"self_share must be in [0, 1], got {out['self_share']}")
     if out["game"].get("mode", "deal") != "deal":
         raise ValueError("training runs on single deals (game.mode='deal')")
     return out
+
+
+def minibatches(sample: dict[str, np.ndarray], size: int, rng: np.random.Generator):
+    """Shuffled minibatches of a sample, each with its rows' candidate plans (ragged)."""
+    n = len(sample["actions"])
+    counts = sample["cand_count"].astype(np.int64)
+    starts = np.cumsum(counts) - counts
+    perm = rng.permutation(n)
+    for i in range(0, n, size):
+        idx = perm[i : i + size]
+        c = counts[idx]
+        first = np.cumsum(c) - c
+        take = np.repeat(starts[idx] - first, c) + np.arange(int(c.sum()))
+        mb = {k: v[idx] for k, v in sample.items() if k != "cand_plan"}
+        mb["cand_plan"] = sample["cand_plan"][take]
+        yield mb
 
 
 def strip_prefix(state: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +110,9 @@ class _Store:
 
     def __init__(self, capacity: int) -> None:
         self.n = 0
+        self.m = 0  # candidates stored
         self._alloc(capacity)
+        self.cand_plan = np.zeros((8 * capacity, PLAN_DIM), np.float32)
 
     def _alloc(self, cap: int) -> None:
         old = getattr(self, "cols", None)
@@ -105,30 +127,60 @@ class _Store:
             "advantages": np.zeros(cap, np.float32),
             "value_targets": np.zeros(cap, np.float32),
             "prev": np.full(cap, -1, np.int64),
+            "hand_plan": np.zeros((cap, PLAN_DIM), np.float32),
+            "cand_start": np.zeros(cap, np.int64),
+            "cand_count": np.zeros(cap, np.int32),
             "complete": np.zeros(cap, bool),
         }
         if old is not None:
             for k, v in old.items():
                 self.cols[k][: self.n] = v[: self.n]
 
-    def append(self, count: int) -> slice:
+    def append(self, hand_plan: np.ndarray, cand_plan: np.ndarray, cand_count) -> slice:
+        """Room for ``len(hand_plan)`` decisions, their plans stored; the other columns are
+        the caller's to fill."""
+        count, m = hand_plan.shape[0], cand_plan.shape[0]
         if self.n + count > self.cap:
             self._alloc(max(2 * self.cap, self.n + count))
+        if self.m + m > self.cand_plan.shape[0]:
+            grown = np.zeros((max(2 * self.cand_plan.shape[0], self.m + m), PLAN_DIM), np.float32)
+            grown[: self.m] = self.cand_plan[: self.m]
+            self.cand_plan = grown
         s = slice(self.n, self.n + count)
+        c = self.cols
+        c["complete"][s] = False
+        c["hand_plan"][s] = hand_plan
+        c["cand_count"][s] = cand_count
+        c["cand_start"][s] = self.m + np.cumsum(cand_count) - cand_count
+        self.cand_plan[self.m : self.m + m] = cand_plan
         self.n += count
-        self.cols["complete"][s] = False
+        self.m += m
         return s
+
+    def _segments(self, idx: np.ndarray) -> np.ndarray:
+        """Flat candidate indices of decisions ``idx``, in order."""
+        counts = self.cols["cand_count"][idx].astype(np.int64)
+        first = np.cumsum(counts) - counts
+        return np.repeat(self.cols["cand_start"][idx] - first, counts) + np.arange(counts.sum())
 
     def take_complete(self, last: np.ndarray) -> dict[str, np.ndarray]:
         """Remove and return finished decisions; compact the open ones (relinking ``last``)."""
         c = self.cols
         done = c["complete"][: self.n]
         out = {k: c[k][: self.n][done].copy() for k in SAMPLE_COLUMNS}
+        out["hand_plan"] = c["hand_plan"][: self.n][done].copy()
+        out["cand_count"] = c["cand_count"][: self.n][done].copy()
+        out["cand_plan"] = self.cand_plan[self._segments(np.flatnonzero(done))]
         keep = np.flatnonzero(~done)
+        kept = self._segments(keep)
+        self.cand_plan[: kept.size] = self.cand_plan[kept]
+        self.m = kept.size
         newpos = np.full(self.n + 1, -1, np.int64)  # index -1 maps to -1
         newpos[keep] = np.arange(keep.size)
         for v in c.values():
             v[: keep.size] = v[keep]
+        counts = c["cand_count"][: keep.size].astype(np.int64)
+        c["cand_start"][: keep.size] = np.cumsum(counts) - counts
         prev = c["prev"][: keep.size]
         c["prev"][: keep.size] = np.where(prev >= 0, newpos[prev], -1)
         last[:] = np.where(last >= 0, newpos[last], -1)
@@ -244,14 +296,16 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._ctrl = np.zeros((b, 4), dtype=np.int64)
         self._draw_matchups(np.arange(b))
         self._last = np.full((b, 4), -1, dtype=np.int64)  # newest record per trajectory
-        self._store = _Store(capacity=int(self.settings["samples_per_call"]) * 2 + 8 * b)
+        self._store = _Store(capacity=int(self.settings["steps_per_call"]) * b * 2 + 64 * b)
         self._ready = 0  # complete records in the store
 
     def sample(self, **kwargs) -> dict[str, np.ndarray]:
-        """Learner decisions of finished deals, at least ``samples_per_call`` of them."""
+        """Learner decisions of the deals finished (module docstring)."""
         self._ensure_env()
-        want = int(kwargs.get("num_samples") or self.settings["samples_per_call"])
-        while self._ready < want:
+        steps = int(kwargs.get("num_steps") or self.settings["steps_per_call"])
+        for _ in range(steps):
+            self._step()
+        while self._ready < steps * self.env.num_tables // 4:
             self._step()
         out = self._store.take_complete(self._last)
         self._ready = 0
@@ -266,6 +320,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         who = self._ctrl[tables, seat]
         actions = np.empty(b, dtype=np.int64)
         bits = pack_masks(mask)
+        obs_bits = np.packbits(obs[:, :OBS_BITS] != 0, axis=1)
         for c in np.unique(who):
             rows = np.flatnonzero(who == c)
             net = self.net if c == 0 else self.league[c - 1][1]
@@ -273,7 +328,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             a, logp, v = net.act_batch(d, self.rng)
             actions[rows] = a
             if c == 0:
-                self._record(rows, seat[rows], obs[rows], bits[rows], a, logp, v)
+                self._record(rows, seat[rows], obs[rows], obs_bits[rows], bits[rows], a, logp, v, d)
         self._counters["game_steps"] += b
         self._obs, self._mask, self._seat, rewards, done, _ = env.step(actions)
         ended = np.flatnonzero(done)
@@ -281,11 +336,12 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             self._close(ended, rewards[ended])
             self._draw_matchups(ended)
 
-    def _record(self, rows, seats, obs, mask_bits, actions, logp, values) -> None:
+    def _record(self, rows, seats, obs, obs_bits, mask_bits, actions, logp, values, d) -> None:
         st = self._store
-        s = st.append(rows.size)
+        counts = np.bincount(d.rows.numpy(), minlength=rows.size)
+        s = st.append(d.plans[0], d.plans[1], counts)
         c = st.cols
-        c["obs_bits"][s] = np.packbits(obs[:, :OBS_BITS] != 0, axis=1)
+        c["obs_bits"][s] = obs_bits
         c["obs_scalar"][s] = obs[:, SCALAR_INDEX]
         c["mask_bits"][s] = mask_bits
         c["actions"][s] = actions

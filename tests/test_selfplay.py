@@ -236,7 +236,7 @@ def _local_runner(seed: int, **overrides):
     from experiments.vector_runner import VectorEnvRunner
     from guandan_env.observation import OBS_DIM
 
-    env_config = {"tables": 16, "samples_per_call": 200, "seed": seed, "model": SMALL_MODEL}
+    env_config = {"tables": 16, "steps_per_call": 40, "seed": seed, "model": SMALL_MODEL}
     env_config.update(overrides)
     config = PPOConfig().environment(
         observation_space=gym.spaces.Box(0, 1, (OBS_DIM,), np.float32),
