@@ -471,6 +471,7 @@ class SelfPlayTrainer:
             "vf_explained_var": ln.get("vf_explained_var"),
             "league_size": len(self.league_members()),
             "sample_wait_s": info.get("sample_wait_s"),
+            "eval_running": int(self.pending_eval is not None),  # it shares the CPUs
             "learn_s": info.get("learn_s"),
             "load1": os.getloadavg()[0],  # machine load: throughput is shared with others
         }

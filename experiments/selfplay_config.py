@@ -57,7 +57,7 @@ DEFAULTS: dict[str, Any] = {
     "warm_start": dict(DEFAULT_BC_CONFIG),  # behaviour cloning of the heuristic
     "anchor": {  # KL(BC policy || learner) penalty, annealed linearly to 0
         "coeff": 0.1,
-        "decay_samples": 10_000_000,
+        "decay_samples": 5_000_000,
     },
     "league": {
         "self_share": 0.7,  # episodes where all four seats are the learner

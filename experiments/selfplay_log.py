@@ -28,6 +28,7 @@ PROGRESS_COLUMNS = [
     "league_size",
     "sample_wait_s",
     "learn_s",
+    "eval_running",
     "load1",
 ]
 EVAL_COLUMNS = [

@@ -249,7 +249,8 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
                 if isinstance(mstate, dict) and DEFAULT_MODULE_ID in mstate:
                     mstate = mstate[DEFAULT_MODULE_ID]
                 weights = strip_prefix(mstate)
-                self.net.load_state_dict({k: torch.as_tensor(v) for k, v in weights.items()})
+                weights = {k: torch.tensor(np.asarray(v)) for k, v in weights.items()}
+                self.net.load_state_dict(weights)
             if seq > 0:
                 self._weights_seq_no = seq
 
