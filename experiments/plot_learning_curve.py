@@ -2,9 +2,10 @@
 
     python -m experiments.plot_learning_curve runs/default --out docs/learning_curve.png
 
-Panels: duplicate win rate and mean level gain per deal against each evaluation opponent
-(95% intervals shaded), and the learner team's training reward against the league and the
-baselines, all over learner env steps.
+Panels: duplicate win rate against each evaluation opponent over learner samples and over
+wall time (95% intervals shaded; the warm start counts in the time), mean level gain per deal
+over samples, and the learner's training reward against the league (the behaviour-cloned
+net and frozen snapshots).
 """
 
 from __future__ import annotations
@@ -25,27 +26,38 @@ def plot(run_dir: Path, out: Path, title: str | None = None) -> Path:
     prog = pd.read_csv(run_dir / "progress.csv")
     if ev.empty:
         raise ValueError(f"{run_dir}/eval.csv has no evaluations to plot")
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    (ax_ws, ax_wt), (ax_gs, ax_tr) = axes
     for opp, d in ev.groupby("opponent", sort=False):
+        for ax, x in ((ax_ws, d["env_steps"] / 1e6), (ax_wt, d["time_s"] / 60)):
+            (line,) = ax.plot(x, d["dup_win_rate"], marker="o", ms=3, label=f"vs {opp}")
+            ax.fill_between(
+                x, d["dup_win_rate_lo"], d["dup_win_rate_hi"], color=line.get_color(), alpha=0.2
+            )
         x = d["env_steps"] / 1e6
-        for ax, key in ((axes[0], "dup_win_rate"), (axes[1], "mean_gain")):
-            (line,) = ax.plot(x, d[key], marker="o", ms=3, label=f"vs {opp}")
-            ax.fill_between(x, d[key + "_lo"], d[key + "_hi"], color=line.get_color(), alpha=0.2)
-    axes[0].axhline(0.5, color="grey", lw=0.8, ls="--")
-    axes[0].set_ylim(-0.02, 1.02)
-    axes[0].set_ylabel("duplicate win rate (ties ½)")
-    axes[1].axhline(0.0, color="grey", lw=0.8, ls="--")
-    axes[1].set_ylabel("mean level gain per deal")
+        (line,) = ax_gs.plot(x, d["mean_gain"], marker="o", ms=3, label=f"vs {opp}")
+        ax_gs.fill_between(
+            x, d["mean_gain_lo"], d["mean_gain_hi"], color=line.get_color(), alpha=0.2
+        )
+    for ax in (ax_ws, ax_wt):
+        ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylabel("duplicate win rate (ties ½)")
+    ax_ws.set_xlabel("learner samples (millions)")
+    ax_wt.set_xlabel("run time (minutes, warm start included)")
+    ax_gs.axhline(0.0, color="grey", lw=0.8, ls="--")
+    ax_gs.set_ylabel("mean level gain per deal")
+    ax_gs.set_xlabel("learner samples (millions)")
     x = prog["env_steps"] / 1e6
-    for kind in ("snapshot", "random", "heuristic"):
+    for kind in ("bc", "snapshot"):
         col = f"reward_vs_{kind}"
         if col in prog and prog[col].notna().any():
             y = prog[col].rolling(20, min_periods=1).mean()
-            axes[2].plot(x, y, lw=1.2, label=f"vs {kind} (20-iteration mean)")
-    axes[2].axhline(0.0, color="grey", lw=0.8, ls="--")
-    axes[2].set_ylabel("training reward of the learner team")
-    for ax in axes:
-        ax.set_xlabel("learner env steps (millions)")
+            ax_tr.plot(x, y, lw=1.2, label=f"vs {kind} (20-iteration mean)")
+    ax_tr.axhline(0.0, color="grey", lw=0.8, ls="--")
+    ax_tr.set_ylabel("training reward of the learner team")
+    ax_tr.set_xlabel("learner samples (millions)")
+    for ax in axes.flat:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title or f"Self-play PPO: {run_dir.name}")

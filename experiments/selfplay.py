@@ -284,8 +284,8 @@ class SelfPlayTrainer:
             net.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
 
         self._on_learners(put)
-        self.algo.env_runner_group.sync_weights(
-            from_worker_or_learner_group=self.algo.learner_group, inference_only=True
+        self.algo.env_runner_group.foreach_env_runner(
+            lambda runner: runner.set_main_weights(state), local_env_runner=True
         )
 
     def anchor_coeff(self) -> float:

@@ -254,6 +254,12 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             if seq > 0:
                 self._weights_seq_no = seq
 
+    def set_main_weights(self, weights: dict) -> None:
+        """Load ``CandidateNet`` weights into the learner's policy unconditionally (RLlib's
+        ``sync_weights`` skips a state whose sequence number is not newer, as after a warm
+        start or a restore, where the learner has not updated yet)."""
+        self.net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in weights.items()})
+
     def set_league(self, members: list[tuple[str, dict]]) -> int:
         """Install frozen league members ``[(name, CandidateNet weights)]`` (same model)."""
         self.league = [(n, net_from_state(w, self.model_config)) for n, w in members]

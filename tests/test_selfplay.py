@@ -108,6 +108,7 @@ def test_config_errors_name_unknown_keys(tmp_path):
     cfg = load_config(REPO / "configs" / "default.yaml", ["ppo.lr=1e-4"])
     assert cfg["ppo"]["lr"] == 1e-4
     load_config(REPO / "configs" / "smoke.yaml")
+    assert load_config(REPO / "configs" / "long.yaml")["stop"]["time_s"] <= 3 * 3600
 
 
 def test_defaults_equal_the_default_config_file():

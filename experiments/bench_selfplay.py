@@ -1,0 +1,196 @@
+"""Self-play throughput benchmark: ``python -m experiments.bench_selfplay [--seconds 120]``.
+
+Two measurements, medians printed and written to ``results/bench_selfplay.json``:
+
+1. **Ceilings per component, one process, CPU time** (``time.process_time``): the env
+   runner's game decisions per CPU-second (engine + candidate features + batched inference +
+   bookkeeping at ``runners.tables`` tables) and the learner's samples per CPU-second (input
+   preparation + forward, backward and Adam on minibatches of ``ppo.minibatch_size``).
+2. **The training loop itself**: ``python -m experiments.selfplay`` with the default config
+   minus the warm start and evaluations, for ``--seconds``; learner samples per second per
+   iteration (the first ``--skip`` iterations, start-up, are left out).
+
+With one remote runner and the learner in the driver, the loop's rate is bounded by the
+smaller of the runner's rate (times the learner's share of decisions) and the learner's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _quartiles(x) -> dict[str, float]:
+    q = np.percentile(np.asarray(x, dtype=np.float64), [25, 50, 75])
+    return {"p25": round(q[0], 1), "median": round(q[1], 1), "p75": round(q[2], 1)}
+
+
+def runner_ceiling(cfg: dict, calls: int = 6) -> dict:
+    """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner``."""
+    import gymnasium as gym
+    import torch
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from experiments.vector_runner import VectorEnvRunner
+    from guandan_env.actions import NUM_ACTIONS
+    from guandan_env.observation import OBS_DIM
+
+    torch.set_num_threads(1)
+    r = cfg["runners"]
+    env_config = {
+        "tables": int(r["tables"]),
+        "steps_per_call": int(r["steps_per_call"]),
+        "self_share": float(cfg["league"]["self_share"]),
+        "model": cfg["model"],
+    }
+    config = PPOConfig().environment(
+        observation_space=gym.spaces.Box(0, 1, (OBS_DIM,), np.float32),
+        action_space=gym.spaces.Discrete(NUM_ACTIONS),
+        env_config=env_config,
+    )
+    runner = VectorEnvRunner(config=config, worker_index=0)
+    runner.sample()
+    runner.sample()  # past the first deals' wave
+    runner.get_metrics()
+    decisions, samples = [], []
+    for _ in range(calls):
+        t = time.process_time()
+        s = runner.sample()
+        dt = time.process_time() - t
+        m = runner.get_metrics()
+        decisions.append(m["num_game_steps"] / dt)
+        samples.append(len(s["actions"]) / dt)
+    return {
+        "decisions_per_cpu_s": _quartiles(decisions),
+        "samples_per_cpu_s": _quartiles(samples),
+        "last_sample": s,
+    }
+
+
+def learner_ceiling(cfg: dict, sample: dict, repeats: int = 3) -> dict:
+    """Learner samples per CPU-second: inputs from the shipped sample, PPO-style update."""
+    import torch
+
+    from agents.candidate_net import (
+        CandidateNet,
+        prepare_packed,
+        segment_entropy,
+        segment_log_softmax,
+        taken_index,
+    )
+    from experiments.vector_runner import minibatches
+
+    torch.set_num_threads(1)
+    net = CandidateNet(cfg["model"])
+    opt = torch.optim.Adam(net.parameters(), lr=3e-4)
+    size = int(cfg["ppo"]["minibatch_size"])
+    rates = []
+    for rep in range(repeats):
+        n = 0
+        t = time.process_time()
+        for mb in minibatches(sample, size, np.random.default_rng(rep)):
+            d = prepare_packed(
+                mb["obs_bits"],
+                mb["obs_scalar"],
+                mb["mask_bits"],
+                net.features,
+                (mb["hand_plan"], mb["cand_plan"]),
+            )
+            logits, values = net(d)
+            logp = segment_log_softmax(logits, d.rows, d.n)
+            taken = logp[taken_index(d.rows, d.ids, torch.from_numpy(mb["actions"]))]
+            adv = torch.from_numpy(mb["advantages"])
+            ratio = torch.exp(taken - torch.from_numpy(mb["logp"]))
+            loss = -(torch.min(ratio * adv, ratio.clamp(0.8, 1.2) * adv)).mean()
+            loss = loss + 0.5 * ((values - torch.from_numpy(mb["value_targets"])) ** 2).mean()
+            loss = loss - 0.003 * segment_entropy(logp, d.rows, d.n).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            n += len(mb["actions"])
+        rates.append(n / (time.process_time() - t))
+    return {"samples_per_cpu_s": _quartiles(rates)}
+
+
+def training_loop(seconds: float, skip: int) -> dict:
+    """Run the default config (no warm start, no evaluation) and read its progress."""
+    import pandas as pd
+
+    from experiments.selfplay import main
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_selfplay_"))
+    try:
+        rc = main(
+            [
+                f"runs_dir={tmp}",
+                "name=bench",
+                "warm_start.decisions=0",
+                "eval.every_s=0",
+                "eval.final_pairs=0",
+                f"stop.time_s={seconds}",
+                "checkpoint.every=0",
+            ]
+        )
+        if rc != 0:
+            raise RuntimeError(f"training exited with {rc}")
+        prog = pd.read_csv(tmp / "bench" / "progress.csv")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    steady = prog.iloc[skip:]
+    total = float(steady["env_steps"].iloc[-1] - prog["env_steps"].iloc[skip - 1])
+    return {
+        "iterations": int(len(prog)),
+        "samples_per_s": _quartiles(steady["env_steps_per_s"]),
+        "samples_per_s_overall": round(total / float(steady["iter_s"].sum()), 1),
+        "sample_wait_s": _quartiles(steady["sample_wait_s"]),
+        "learn_s": _quartiles(steady["learn_s"]),
+        "load1": _quartiles(steady["load1"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.bench_selfplay")
+    p.add_argument("--seconds", type=float, default=150.0, help="training-loop budget")
+    p.add_argument("--skip", type=int, default=5, help="first iterations left out")
+    p.add_argument("--out", default="results/bench_selfplay.json")
+    args = p.parse_args(argv)
+    if args.seconds <= 0 or args.skip < 1:
+        p.error("--seconds must be > 0 and --skip >= 1")
+    from experiments.selfplay_config import load_config
+
+    cfg = load_config(None)
+    out: dict = {"config": {k: cfg[k] for k in ("runners", "model", "ppo", "league")}}
+    rc = runner_ceiling(cfg)
+    sample = rc.pop("last_sample")
+    out["runner"] = rc
+    out["learner"] = learner_ceiling(cfg, sample)
+    print(
+        f"runner ceiling: {rc['decisions_per_cpu_s']['median']:,.0f} game decisions "
+        f"({rc['samples_per_cpu_s']['median']:,.0f} learner samples) per CPU-second"
+    )
+    print(
+        f"learner ceiling: {out['learner']['samples_per_cpu_s']['median']:,.0f} samples "
+        "per CPU-second"
+    )
+    out["loop"] = training_loop(args.seconds, args.skip)
+    lp = out["loop"]["samples_per_s"]
+    print(
+        f"training loop: median {lp['median']:,.0f} samples/s per iteration "
+        f"[p25 {lp['p25']:,.0f}, p75 {lp['p75']:,.0f}], "
+        f"overall {out['loop']['samples_per_s_overall']:,.0f}/s"
+    )
+    path = Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
