@@ -171,6 +171,19 @@ RUNNER_SCRIPT = textwrap.dedent(
     init_ray(cfg["ray"])
     algo = build_algo_config(cfg).build_algo()
     out = {}
+    # a warm start's weights reach the runners before any update (no sequence-number skip)
+    import tempfile
+    from pathlib import Path
+    from agents.candidate_net import CandidateNet, policy_state
+    from experiments.selfplay import SelfPlayTrainer
+    trainer = SelfPlayTrainer(cfg, Path(tempfile.mkdtemp()))
+    trainer.algo = algo
+    warm = policy_state(CandidateNet(cfg["model"]))
+    trainer._set_main_weights(warm)
+    states = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.get_state(), local_env_runner=(num == 0))
+    rw = states[0][COMPONENT_RL_MODULE][DEFAULT_MODULE_ID]
+    out["warm_weights"] = all(np.array_equal(rw["net." + k], v) for k, v in warm.items())
     for it in range(2):
         algo.train()
         info = algo.last_info
@@ -228,7 +241,7 @@ def test_runner_contract_sample_metrics_set_state(num_runners):
         assert res[f"steps{it}"] >= 16 * 16 // 4  # a quarter of the steps' decisions
         assert m["num_env_steps_sampled"] == res[f"steps{it}"]  # what PPO's loop counts
         assert m["num_game_steps"] > 0
-    assert res["same_weights"] and res["legal"]
+    assert res["warm_weights"] and res["same_weights"] and res["legal"]
 
 
 def _local_runner(seed: int, **overrides):
