@@ -298,7 +298,7 @@ def policy_state(net: CandidateNet) -> dict[str, np.ndarray]:
 
 def net_from_state(state: dict[str, Any], model_config: dict) -> CandidateNet:
     net = CandidateNet(model_config)
-    net.load_state_dict({k: torch.as_tensor(np.asarray(v)) for k, v in state.items()})
+    net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in state.items()})
     return net.eval()
 
 

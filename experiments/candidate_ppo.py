@@ -32,6 +32,7 @@ from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from agents.candidate_net import (
     DEFAULT_MODEL_CONFIG,
     CandidateNet,
+    Decisions,
     net_from_state,
     prepare_packed,
     segment_entropy,
@@ -40,6 +41,8 @@ from agents.candidate_net import (
     taken_index,
 )
 from experiments.vector_runner import minibatches
+
+DECISION_TENSORS = ("obs_idx", "obs_offsets", "dense", "rows", "ids", "phi")
 
 
 def _np(x) -> np.ndarray:
@@ -69,7 +72,9 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
     def _forward(self, batch: dict, **kwargs) -> dict:
         d = self.decisions(batch)
         logits, values = self.net(d)
-        return {"logits": logits, "values": values, "rows": d.rows, "ids": d.ids}
+        out = {"logits": logits, "values": values}
+        out.update({k: getattr(d, k) for k in DECISION_TENSORS})  # the loss reuses the inputs
+        return out
 
     def _forward_train(self, batch: dict, **kwargs) -> dict:
         return self._forward(batch)
@@ -112,7 +117,7 @@ class CandidatePPOLearner(TorchLearner):
         anchor_kl = torch.zeros(())
         if self.anchor is not None and self.anchor_coeff > 0:
             with torch.no_grad():
-                d = self.module[module_id].unwrapped().decisions(batch)
+                d = Decisions(**{k: fwd_out[k] for k in DECISION_TENSORS})
                 a_logits, _ = self.anchor(d)
                 a_logp = segment_log_softmax(a_logits, rows, n)
             anchor_kl = segment_sum(torch.exp(a_logp) * (a_logp - logp_all), rows, n).mean()

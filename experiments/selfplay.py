@@ -95,6 +95,7 @@ def build_algo_config(cfg: dict):
         "steps_per_call": int(r["steps_per_call"]),
         "self_share": float(lg["self_share"]),
         "pfsp_power": float(lg["pfsp_power"]),
+        "active_members": int(lg["active_members"]),
         "gamma": float(p["gamma"]),
         "lambda": float(p["lambda"]),
         "seed": int(cfg["seed"]),
@@ -116,6 +117,9 @@ def build_algo_config(cfg: dict):
             num_cpus_per_env_runner=1 if num else 0,
             sample_timeout_s=600.0,
         )
+        # a failed runner stops the run with its error (no silent restart; this also keeps
+        # Ray from warning about restartable actors at every start)
+        .fault_tolerance(restart_failed_env_runners=False)
         .learners(learner_class=CandidatePPOLearner, num_learners=0)
         .rl_module(
             rl_module_spec=RLModuleSpec(

@@ -64,6 +64,8 @@ DEFAULTS: dict[str, Any] = {
         "snapshot_every": 10,  # iterations between frozen snapshots joining the league
         "max_snapshots": 6,  # oldest snapshots leave beyond this (the BC net always stays)
         "pfsp_power": 1.0,  # opponent weight (1 - learner win rate) ** power
+        "active_members": 0,  # members new matchups draw from per iteration (0 = all; fewer
+        # means fewer, larger forward passes in the runner: faster sampling, less variety)
     },
     "eval": {
         "every_s": 300,  # seconds between background evaluations (0 = none during training)

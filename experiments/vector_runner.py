@@ -63,6 +63,7 @@ DEFAULT_RUNNER_CONFIG: dict[str, Any] = {
     "steps_per_call": 20,  # lockstep steps per sample() (x tables = game decisions)
     "self_share": 0.5,  # share of episodes where all four seats are the learner
     "pfsp_power": 1.0,  # PFSP weight (1 - win rate) ** power; 0 = uniform over the league
+    "active_members": 0,  # league members new matchups draw from per sample(); 0 = all
     "gamma": 1.0,
     "lambda": 0.95,
     "seed": 0,
@@ -202,6 +203,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self.net = CandidateNet(self.model_config).eval()
         self.league: list[tuple[str, CandidateNet]] = []
         self.league_stats: dict[str, list[float]] = {}  # name -> [games, wins] (decayed)
+        self._active: np.ndarray | None = None  # league members new matchups draw from
         self._weights_seq_no = 0
         self.env: VectorGuandanEnv | None = None  # built on the first sample()
         self._counters = {"env_steps": 0, "game_steps": 0, "episodes": 0}
@@ -263,6 +265,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
     def set_league(self, members: list[tuple[str, dict]]) -> int:
         """Install frozen league members ``[(name, CandidateNet weights)]`` (same model)."""
         self.league = [(n, net_from_state(w, self.model_config)) for n, w in members]
+        self._active = None
         for n, _ in self.league:
             self.league_stats.setdefault(n, [0.0, 0.0])
         return len(self.league)
@@ -278,6 +281,17 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         w = np.asarray(w, dtype=np.float64)
         return w / w.sum()
 
+    def _pick_active(self) -> None:
+        """The few league members new matchups draw from until the next ``sample()``: each
+        policy at a table costs a forward pass per step, so fewer, larger batches."""
+        k = int(self.settings["active_members"]) or len(self.league)
+        k = min(k, len(self.league))
+        self._active = (
+            self.rng.choice(len(self.league), size=k, replace=False, p=self._pfsp_weights())
+            if k
+            else np.zeros(0, np.int64)
+        )
+
     def _draw_matchups(self, tables: np.ndarray) -> None:
         """Controller per seat (0 = learner, k >= 1 = league member k - 1) for new episodes."""
         n = tables.size
@@ -285,8 +299,11 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             return
         ctrl = np.zeros((n, 4), dtype=np.int64)
         if self.league:
+            if self._active is None:
+                self._pick_active()
             league = self.rng.random(n) >= float(self.settings["self_share"])
-            member = self.rng.choice(len(self.league), size=n, p=self._pfsp_weights()) + 1
+            w = self._pfsp_weights()[self._active]
+            member = self._active[self.rng.choice(self._active.size, size=n, p=w / w.sum())] + 1
             opp_team = self.rng.integers(0, 2, size=n)
             for s in range(4):
                 ctrl[:, s] = np.where(league & (s % 2 == opp_team), member, 0)
@@ -309,6 +326,8 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
     def sample(self, **kwargs) -> dict[str, np.ndarray]:
         """Learner decisions of the deals finished (module docstring)."""
         self._ensure_env()
+        if self.league:
+            self._pick_active()
         steps = int(kwargs.get("num_steps") or self.settings["steps_per_call"])
         for _ in range(steps):
             self._step()
