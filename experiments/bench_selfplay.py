@@ -32,7 +32,8 @@ def _quartiles(x) -> dict[str, float]:
 
 
 def runner_ceiling(cfg: dict, calls: int = 6) -> dict:
-    """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner``."""
+    """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner`` (pure
+    self-play tables: no league yet)."""
     import gymnasium as gym
     import torch
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -118,7 +119,7 @@ def learner_ceiling(cfg: dict, sample: dict, repeats: int = 3) -> dict:
     return {"samples_per_cpu_s": _quartiles(rates)}
 
 
-def training_loop(seconds: float, skip: int) -> dict:
+def training_loop(seconds: float, skip: int, overrides: list[str]) -> dict:
     """Run the default config (no warm start, no evaluation) and read its progress."""
     import pandas as pd
 
@@ -159,12 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, default=150.0, help="training-loop budget")
     p.add_argument("--skip", type=int, default=5, help="first iterations left out")
     p.add_argument("--out", default="results/bench_selfplay.json")
+    p.add_argument("overrides", nargs="*", help="config overrides key=value, as for selfplay")
     args = p.parse_args(argv)
     if args.seconds <= 0 or args.skip < 1:
         p.error("--seconds must be > 0 and --skip >= 1")
     from experiments.selfplay_config import load_config
 
-    cfg = load_config(None)
+    cfg = load_config(None, args.overrides)
     out: dict = {"config": {k: cfg[k] for k in ("runners", "model", "ppo", "league")}}
     rc = runner_ceiling(cfg)
     sample = rc.pop("last_sample")
@@ -178,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         f"learner ceiling: {out['learner']['samples_per_cpu_s']['median']:,.0f} samples "
         "per CPU-second"
     )
-    out["loop"] = training_loop(args.seconds, args.skip)
+    out["loop"] = training_loop(args.seconds, args.skip, args.overrides)
     lp = out["loop"]["samples_per_s"]
     print(
         f"training loop: median {lp['median']:,.0f} samples/s per iteration "
