@@ -150,6 +150,21 @@ def test_R3_2_five_natural_of_a_rank_is_bomb_not_full_house():
     assert not of_kind(got, "full_house")
 
 
+def test_R3_2_rules_example_level_9_bomb_or_full_house():
+    """RULES.md R-3.2: at level 9, `S9 C9 D9 H9 H9` (the ♥9s are wildcards) may be declared as
+    the bomb 99999 or as the full house 999 + a wildcard pair; both engines agree."""
+    got = reference_moves("S9 C9 D9 H9 H9", "9")
+    assert of_kind(got, "full_house") == {T("full_house", "9", 5, ranks="999", wilds=2)}
+    assert T("bomb", "9", 5, ranks="999", wilds=2) in got
+    from guandan_env import describe_action, legal_actions
+
+    kinds = {
+        (describe_action(a, "9")["kind"], describe_action(a, "9")["size"])
+        for a in legal_actions("S9 C9 D9 H9 H9", "9")
+    }
+    assert ("full_house", 5) in kinds and ("bomb", 5) in kinds
+
+
 def test_R3_2_wild_pair_allows_full_house_or_bomb():
     """Brief example: `SK CK DK H2 H2` at level 2 is one FH action and one 5-card bomb."""
     got = reference_moves("SK CK DK H2 H2", "2")
