@@ -107,7 +107,7 @@ def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return cand, state
 
 
-def _prepare(
+def prepare_binary(
     binary: np.ndarray,
     scalar: np.ndarray,
     mask_bits: np.ndarray,
@@ -154,7 +154,7 @@ def prepare_bits(
 ) -> Decisions:
     """``prepare`` with the masks as ``packing.pack_masks`` bits (the fast path)."""
     obs = np.asarray(obs)
-    return _prepare(obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], mask_bits, features)
+    return prepare_binary(obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], mask_bits, features)
 
 
 def prepare_packed(
@@ -167,7 +167,7 @@ def prepare_packed(
     """``prepare`` from ``guandan_env.packing`` arrays (stored samples); ``plans`` =
     ``candidate_features.plan_blocks`` of these decisions, if the sampler shipped them."""
     binary = np.unpackbits(obs_bits, axis=1, count=OBS_BITS)
-    return _prepare(binary, obs_scalar, mask_bits, features, plans)
+    return prepare_binary(binary, obs_scalar, mask_bits, features, plans)
 
 
 # ------------------------------------------------------------------ segment operations

@@ -452,24 +452,23 @@ def load(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------- CLI
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {v}")
-    return v
+def _int_at_least(low: int):
+    """An argparse type: an integer >= ``low``, with a readable error otherwise."""
+
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if v < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {v}")
+        return v
+
+    return parse
 
 
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {v}")
-    return v
+_positive_int = _int_at_least(1)
+_seed = _int_at_least(0)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from ray.rllib.env.env_runner import EnvRunner
 from ray.rllib.utils.checkpoints import Checkpointable
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
-from agents.candidate_net import CandidateNet, net_from_state, prepare_bits
+from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
 from guandan_env.config_keys import merge_known
 from guandan_env.hand_plan import PLAN_DIM
 from guandan_env.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
@@ -346,11 +346,12 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         who = self._ctrl[tables, seat]
         actions = np.empty(b, dtype=np.int64)
         bits = pack_masks(mask)
-        obs_bits = np.packbits(obs[:, :OBS_BITS] != 0, axis=1)
+        binary = obs[:, :OBS_BITS] != 0  # computed once for every policy's rows
+        obs_bits = np.packbits(binary, axis=1)
         for c in np.unique(who):
             rows = np.flatnonzero(who == c)
             net = self.net if c == 0 else self.league[c - 1][1]
-            d = prepare_bits(obs[rows], bits[rows], net.features)
+            d = prepare_binary(binary[rows], obs[rows, SCALAR_INDEX], bits[rows], net.features)
             a, logp, v = net.act_batch(d, self.rng)
             actions[rows] = a
             if c == 0:

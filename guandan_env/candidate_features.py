@@ -3,9 +3,9 @@ would leave in hand and how many plays that hand still needs, and what public co
 about the other hands. Numpy only.
 
 A policy that scores candidates (DouZero, DanZero, PerfectDou) needs, per decision, its legal
-action ids and a feature row per candidate. ``candidates(mask)`` (or ``candidates_packed``
-for bit-packed masks) flattens a batch of masks into ``(rows, ids)`` (row-major: each row's
-candidates are contiguous and ascending). ``decision_features(obs, rows, ids)`` gives the
+action ids and a feature row per candidate. ``candidates_packed(mask_bits)`` flattens a batch
+of bit-packed masks into ``(rows, ids)`` (row-major: each row's candidates are contiguous and
+ascending). ``decision_features(obs, rows, ids)`` gives the
 candidate rows ``float32 (M, CAND_DIM)``:
 
 ==============  =====  =====================================================================
@@ -61,14 +61,9 @@ _UNSEEN = OBS_SLICES["unseen"]
 _LEVEL = OBS_SLICES["deal_level"]
 
 
-def candidates(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, ids)`` int64 of every set entry of a ``(N, NUM_ACTIONS)`` mask, row-major."""
-    rows, ids = np.nonzero(np.asarray(mask))
-    return rows.astype(np.int64), ids.astype(np.int64)
-
-
 def candidates_packed(mask_bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``candidates`` of ``packing.pack_masks`` bits (the fast path)."""
+    """``(rows, ids)`` int64 of every legal action of ``packing.pack_masks`` bits, row-major
+    (each row's candidates contiguous and ascending)."""
     return set_bits(mask_bits)
 
 
