@@ -151,6 +151,8 @@ def training_loop(seconds: float, skip: int, overrides: list[str]) -> dict:
         "samples_per_s_overall": round(total / float(steady["iter_s"].sum()), 1),
         "sample_wait_s": _quartiles(steady["sample_wait_s"]),
         "learn_s": _quartiles(steady["learn_s"]),
+        "runner_sample_s": _quartiles(steady["runner_sample_s"]),
+        "runner_sample_cpu_s": _quartiles(steady["runner_sample_cpu_s"]),
         "load1": _quartiles(steady["load1"]),
     }
 

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 import numpy as np
+import ray
 import torch
 from ray.rllib.algorithms.ppo import PPO
 from ray.rllib.core import DEFAULT_MODULE_ID
@@ -40,7 +41,7 @@ from agents.candidate_net import (
     segment_sum,
     taken_index,
 )
-from experiments.vector_runner import minibatches
+from experiments.vector_runner import ATTACHED_METRICS, minibatches
 
 DECISION_TENSORS = ("obs_idx", "obs_offsets", "dense", "rows", "ids", "phi")
 
@@ -93,6 +94,23 @@ class CandidatePPOLearner(TorchLearner):
         if state is not None:
             self.anchor = net_from_state(state, model_config or {})
         self.anchor_coeff = float(coeff) if self.anchor is not None else 0.0
+
+    skipped_updates: int = 0
+
+    def apply_gradients(self, gradients_dict) -> None:
+        """One finiteness check over all gradients (a fused norm), not RLlib's two passes
+        per parameter (~5% of an update here); a non-finite update is skipped and counted."""
+        grads = [g for g in gradients_dict.values() if g is not None]
+        for pid, g in gradients_dict.items():
+            self._params[pid].grad = g
+        norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads else 0
+        if grads and not torch.isfinite(norm):
+            self.skipped_updates += 1
+            self.metrics.log_value("skipped_nonfinite_updates", self.skipped_updates, window=1)
+            return
+        for module_id, names in self._module_optimizers.items():
+            for name in names:
+                self.get_optimizer(module_id, name).step()
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
         logits, values = fwd_out["logits"], fwd_out["values"]
@@ -149,20 +167,21 @@ class GuandanPPO(PPO):
     """PPO whose training step feeds the learner pre-batched samples (module docstring)."""
 
     last_info: dict[str, Any] = {}
-    _in_flight = False
+    _queued: dict[int, int] | None = None  # runner id -> sample() requests not collected
 
     def training_step(self) -> None:
         group = self.env_runner_group
         remote = group.num_remote_env_runners() > 0
         t0 = time.perf_counter()
         if remote:
-            if not self._in_flight:
-                self._launch_samples()
-            samples = self._collect_samples()
-            metrics = group.foreach_env_runner("get_metrics", local_env_runner=False)
-            # new weights first, then the next sample runs while the learner updates
+            # Keep every runner's queue full, so it never idles while the learner works on
+            # a large batch (deals end in waves, so batches vary 2-3x). New weights reach a
+            # runner after the samples already queued: at most ``runners.sample_ahead`` iterations
+            # of policy lag, which the PPO ratio against the behaviour log-probs accounts for.
+            self._fill_queue()
+            samples, metrics = self._collect_samples()
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
-            self._launch_samples()
+            self._fill_queue()
         else:
             runner = group.local_env_runner
             samples = [runner.sample()]
@@ -194,20 +213,46 @@ class GuandanPPO(PPO):
             self._shuffle_rng = np.random.default_rng([int(self.config.seed or 0), 3])
         return self._shuffle_rng
 
-    def _launch_samples(self) -> None:
+    def _fill_queue(self) -> None:
         group = self.env_runner_group
-        sent = group.foreach_env_runner_async("sample", tag="sample")
-        if sent != group.num_remote_env_runners():
-            raise RuntimeError(
-                f"only {sent} of {group.num_remote_env_runners()} env runners accepted a "
-                "sample request (a runner failed; see the Ray worker logs above)"
+        # sample() requests kept queued per remote runner (selfplay's runners.sample_ahead)
+        ahead = int(self.config.max_requests_in_flight_per_env_runner)
+        if self._queued is None:
+            self._queued = dict.fromkeys(group.healthy_worker_ids(), 0)
+        for _ in range(ahead):
+            room = [i for i, q in self._queued.items() if q < ahead]
+            if not room:
+                return
+            # each returns its batch with the runner's metrics attached: a separate
+            # get_metrics() call would wait behind the queued samples
+            sent = group.foreach_env_runner_async(
+                "sample", tag="sample", kwargs={"attach_metrics": True}, remote_worker_ids=room
             )
-        self._in_flight = True
+            if sent != len(room):
+                raise RuntimeError(
+                    f"only {sent} of {len(room)} env runners accepted a sample request (a "
+                    "runner failed; see the Ray worker logs above)"
+                )
+            for i in room:
+                self._queued[i] += 1
 
-    def _collect_samples(self) -> list[dict[str, np.ndarray]]:
-        """Results of the in-flight ``sample()`` of every remote runner (errors re-raised)."""
+    def _fetch(self, tags, wait_s: float = 0.0) -> list[Any]:
+        # ray.wait inside waits for *all* requests of the tag or the timeout, so a short
+        # poll: with two samples queued, the first must not wait for the second
+        manager = self.env_runner_group._worker_manager  # results with their errors
+        res = manager.fetch_ready_async_reqs(tags=tags, timeout_seconds=wait_s)
+        for r in res:
+            if not r.ok:
+                raise RuntimeError(f"an env runner failed: {r.get()}")
+            if tags == "sample":
+                self._queued[r.actor_id] -= 1
+        return [r.get() for r in res]
+
+    def _collect_samples(self) -> tuple[list[dict[str, np.ndarray]], list[dict[str, Any]]]:
+        """At least one finished ``sample()`` per remote runner (more if ready), and the
+        metrics attached to them (errors re-raised)."""
         group = self.env_runner_group
-        want = group.num_remote_env_runners()
+        want = group.num_remote_env_runners()  # as many as runners, from any of them
         deadline = time.monotonic() + float(self.config.sample_timeout_s)
         samples: list[dict[str, np.ndarray]] = []
         while len(samples) < want:
@@ -216,18 +261,32 @@ class GuandanPPO(PPO):
                     f"env runners returned {len(samples)} of {want} samples within "
                     f"{self.config.sample_timeout_s} s"
                 )
-            res = group._worker_manager.fetch_ready_async_reqs(tags="sample", timeout_seconds=1.0)
-            for r in res:
-                if not r.ok:
-                    raise RuntimeError(f"an env runner failed while sampling: {r.get()}")
-                samples.append(r.get())
-        self._in_flight = False
-        return samples
+            self._fetch("league")  # league updates queued behind samples: errors only
+            samples.extend(self._fetch("sample", wait_s=0.005))
+        metrics = [s.pop(ATTACHED_METRICS) for s in samples]
+        return samples, metrics
+
+    def push_league(self, members: list[tuple[str, dict]]) -> None:
+        """New league for every runner, queued behind its pending samples (never during
+        one, and without waiting for them)."""
+        group = self.env_runner_group
+        if group.num_remote_env_runners() == 0:
+            group.local_env_runner.set_league(members)
+            return
+        ref = ray.put(members)
+        sent = group.foreach_env_runner_async(
+            lambda runner: runner.set_league(ray.get(ref)), tag="league"
+        )
+        if sent != group.num_remote_env_runners():
+            raise RuntimeError(f"only {sent} env runners accepted the league update")
 
     def stop_sampling(self) -> None:
-        """Wait for an in-flight sample (before checkpoints, league changes and shutdown)."""
-        if self._in_flight:
-            self._collect_samples()
+        """Wait for (and drop) the queued samples: before shutdown, and in tests."""
+        deadline = time.monotonic() + float(self.config.sample_timeout_s)
+        while self._queued and any(self._queued.values()) and time.monotonic() < deadline:
+            self._fetch("sample", wait_s=0.05)
+        self._fetch("league")
+        self._queued = None
 
 
 def _peek(v: Any) -> Any:

@@ -116,6 +116,8 @@ def build_algo_config(cfg: dict):
             num_env_runners=num,
             num_cpus_per_env_runner=1 if num else 0,
             sample_timeout_s=600.0,
+            # sample() requests queued per runner, plus a weights and a league update
+            max_requests_in_flight_per_env_runner=int(r["sample_ahead"]),
         )
         # a failed runner stops the run with its error (no silent restart; this also keeps
         # Ray from warning about restartable actors at every start)
@@ -323,12 +325,7 @@ class SelfPlayTrainer:
         members = self.league_members()
         if not members:
             return
-        algo = self.algo
-        if getattr(algo, "_in_flight", False):
-            algo.stop_sampling()  # the league changes between samples, never during one
-        algo.env_runner_group.foreach_env_runner(
-            lambda runner: runner.set_league(members), local_env_runner=True
-        )
+        self.algo.push_league(members)
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self) -> Path:
@@ -336,7 +333,6 @@ class SelfPlayTrainer:
 
         from agents.candidate_net import save_policy
 
-        self.algo.stop_sampling()
         path = self.ckpt_root / f"iter_{self.iteration:06d}"
         if path.exists():
             shutil.rmtree(path)
@@ -477,6 +473,9 @@ class SelfPlayTrainer:
             "sample_wait_s": info.get("sample_wait_s"),
             "eval_running": int(self.pending_eval is not None),  # it shares the CPUs
             "learn_s": info.get("learn_s"),
+            # runner time inside sample(), summed over runners: wall and CPU
+            "runner_sample_s": sum(float(m.get("sample_s", 0.0)) for m in rm),
+            "runner_sample_cpu_s": sum(float(m.get("sample_cpu_s", 0.0)) for m in rm),
             "load1": os.getloadavg()[0],  # machine load: throughput is shared with others
         }
         for kind in ("bc", "snapshot"):

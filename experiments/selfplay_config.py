@@ -40,6 +40,8 @@ DEFAULTS: dict[str, Any] = {
         "num": 1,  # remote VectorEnvRunners, 1 CPU each (0 = sample in the driver)
         "tables": 1024,  # tables per runner, in lockstep
         "steps_per_call": 20,  # lockstep steps per runner and iteration (~15k samples)
+        "sample_ahead": 2,  # sample() calls queued per runner (1 = no run-ahead; each
+        # more adds an iteration of policy lag and keeps the runner busy through big batches)
     },
     "game": {"mode": "deal", "random_levels": True, "random_tribute": True},
     "model": copy.deepcopy(DEFAULT_MODEL_CONFIG),
@@ -148,6 +150,8 @@ def validate(cfg: dict) -> dict:
     r = cfg["runners"]
     if int(r["num"]) < 0 or int(r["tables"]) < 1 or int(r["steps_per_call"]) < 1:
         raise ValueError("runners.num must be >= 0, runners.tables and steps_per_call >= 1")
+    if int(r["sample_ahead"]) < 1:
+        raise ValueError("runners.sample_ahead must be >= 1")
     if not 0 <= float(cfg["league"]["self_share"]) <= 1:
         raise ValueError("league.self_share must be in [0, 1]")
     if int(cfg["ppo"]["minibatch_size"]) < 1:

@@ -30,6 +30,8 @@ PROGRESS_COLUMNS = [
     "learn_s",
     "eval_running",
     "load1",
+    "runner_sample_s",
+    "runner_sample_cpu_s",
 ]
 EVAL_COLUMNS = [
     "iteration",
@@ -64,6 +66,8 @@ TB_TAGS = {
     "iter_s": "perf/iteration_s",
     "sample_wait_s": "perf/sample_wait_s",
     "learn_s": "perf/learn_s",
+    "runner_sample_s": "perf/runner_sample_s",
+    "runner_sample_cpu_s": "perf/runner_sample_cpu_s",
     "league_size": "league/size",
 }
 
@@ -76,6 +80,17 @@ class CsvLog:
         if not path.exists():
             with path.open("w", newline="") as f:
                 csv.writer(f).writerow(columns)
+            return
+        with path.open(newline="") as f:
+            rows = list(csv.reader(f))
+        if rows and rows[0] != columns:  # a run logged by another version: rewrite by name
+            old = rows[0]
+            with path.open("w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(columns)
+                for r in rows[1:]:
+                    named = dict(zip(old, r, strict=False))
+                    w.writerow([named.get(c, "") for c in columns])
 
     def write(self, row: dict[str, Any]) -> None:
         with self.path.open("a", newline="") as f:

@@ -29,6 +29,7 @@ through ``set_league``. Equal seeds give equal samples.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from typing import Any
 
@@ -42,7 +43,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
 from guandan_env.config_keys import merge_known
-from guandan_env.hand_plan import PLAN_DIM
+from guandan_env.hand_plan import PLAN_DIM, PlanCache
 from guandan_env.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
 from guandan_env.vector import VectorGuandanEnv
 
@@ -104,6 +105,9 @@ def strip_prefix(state: dict[str, Any]) -> dict[str, Any]:
     if not out:
         raise ValueError(f"no '{MODULE_PREFIX}*' weights in module state ({sorted(state)[:4]} …)")
     return out
+
+
+ATTACHED_METRICS = "__metrics__"  # sample(attach_metrics=True): the runner's metrics
 
 
 class _Store:
@@ -206,8 +210,15 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._active: np.ndarray | None = None  # league members new matchups draw from
         self._weights_seq_no = 0
         self.env: VectorGuandanEnv | None = None  # built on the first sample()
-        self._counters = {"env_steps": 0, "game_steps": 0, "episodes": 0}
+        self._counters = {
+            "env_steps": 0,
+            "game_steps": 0,
+            "episodes": 0,
+            "sample_s": 0.0,  # wall time in sample()
+            "sample_cpu_s": 0.0,  # CPU time in sample(): below the wall time = CPU contention
+        }
         self._vs: dict[str, list[float]] = {}  # per opponent: [games, reward sum, wins]
+        self._plans = PlanCache(bits=20)  # hand plans repeat across steps (same answers, faster)
 
     # ------------------------------------------------------------------ RLlib contract
     def assert_healthy(self) -> None:
@@ -323,8 +334,11 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._store = _Store(capacity=int(self.settings["steps_per_call"]) * b * 2 + 64 * b)
         self._ready = 0  # complete records in the store
 
-    def sample(self, **kwargs) -> dict[str, np.ndarray]:
-        """Learner decisions of the deals finished (module docstring)."""
+    def sample(self, attach_metrics: bool = False, **kwargs) -> dict[str, np.ndarray]:
+        """Learner decisions of the deals finished (module docstring); ``attach_metrics``:
+        ``get_metrics()`` goes with them under ``ATTACHED_METRICS`` (one round trip, so a
+        driver can keep several samples queued)."""
+        wall, cpu = time.perf_counter(), time.process_time()
         self._ensure_env()
         if self.league:
             self._pick_active()
@@ -337,6 +351,10 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._ready = 0
         self._counters["env_steps"] += out["actions"].size
         self.num_env_steps_sampled_lifetime += out["actions"].size
+        self._counters["sample_s"] += time.perf_counter() - wall
+        self._counters["sample_cpu_s"] += time.process_time() - cpu
+        if attach_metrics:
+            out[ATTACHED_METRICS] = self.get_metrics()
         return out
 
     def _step(self) -> None:
@@ -351,7 +369,9 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         for c in np.unique(who):
             rows = np.flatnonzero(who == c)
             net = self.net if c == 0 else self.league[c - 1][1]
-            d = prepare_binary(binary[rows], obs[rows, SCALAR_INDEX], bits[rows], net.features)
+            d = prepare_binary(
+                binary[rows], obs[rows, SCALAR_INDEX], bits[rows], net.features, cache=self._plans
+            )
             a, logp, v = net.act_batch(d, self.rng)
             actions[rows] = a
             if c == 0:
@@ -433,6 +453,9 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             NUM_ENV_STEPS_SAMPLED: self._counters["env_steps"],
             "num_game_steps": self._counters["game_steps"],
             "num_episodes": self._counters["episodes"],
+            "plan_cache_hit_rate": self._plans.hit_rate,
+            "sample_s": self._counters["sample_s"],
+            "sample_cpu_s": self._counters["sample_cpu_s"],
         }
         for kind, (games, total, wins) in self._vs.items():
             if kind != "self" and games:

@@ -39,7 +39,7 @@ import numpy as np
 from . import actions as T
 from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS
 from .features import ACTION_FEATURE_DIM, action_features
-from .hand_plan import PLAN_DIM, plan_features
+from .hand_plan import PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES
 from .packing import set_bits
 
@@ -118,35 +118,37 @@ def _after_hands(hand_nat, hand_wilds, lv, ids):
     return nat, wilds
 
 
-def plan_blocks(obs: np.ndarray, rows: np.ndarray, ids: np.ndarray):
+def plan_blocks(obs: np.ndarray, rows: np.ndarray, ids: np.ndarray, cache: PlanCache | None = None):
     """``(hand plan (N, PLAN_DIM), plan of each candidate's hand left (M, PLAN_DIM))``: the
     costly part of ``decision_features``, computed once where the decision is made and
     shipped with the sample so the learner need not repeat it."""
     obs = np.asarray(obs)
     level = levels_of(obs)
     hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
-    hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level)
+    hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
     lv = level[rows]
     nat, wilds = _after_hands(hand_nat[rows], hand_wilds[rows], lv, ids)
-    return hand_plan, plan_features(*_plan_inputs(nat, wilds), lv)
+    return hand_plan, plan_features(*_plan_inputs(nat, wilds), lv, cache=cache)
 
 
 def decision_features(
-    obs: np.ndarray, rows: np.ndarray, ids: np.ndarray, plans=None
+    obs: np.ndarray, rows: np.ndarray, ids: np.ndarray, plans=None, cache: PlanCache | None = None
 ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """``(candidate rows float32 (M, CAND_DIM), decision rows float32 (N, STATE_DIM), plans)``.
 
     ``obs``: observations ``(N, OBS_DIM)``, or their 0/1 part alone (any numeric dtype);
     ``plans``: ``plan_blocks`` of the same decisions if already known (returned either way,
-    so a sampler can ship them with the sample)."""
+    so a sampler can ship them with the sample); ``cache``: a ``hand_plan.PlanCache`` memo
+    for computing them (same answers, faster when hands repeat)."""
     obs = np.asarray(obs)
     level = levels_of(obs)
     hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
     lv = level[rows]
     nat, wilds = _after_hands(hand_nat[rows], hand_wilds[rows], lv, ids)
     if plans is None:
-        hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level)
-        plan = plan_features(*_plan_inputs(nat, wilds), lv)
+        # the hand first: a pass leaves it as it is, so the memo answers those candidates
+        hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
+        plan = plan_features(*_plan_inputs(nat, wilds), lv, cache=cache)
         plans = (hand_plan, plan)
     else:
         hand_plan, plan = plans

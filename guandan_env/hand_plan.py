@@ -330,9 +330,10 @@ def plan_features(
     level: np.ndarray | int,
     method: str = "fast",
     model: str | PlanModel = DEFAULT_MODEL,
+    cache: PlanCache | None = None,
 ) -> np.ndarray:
     """``float32[N, PLAN_DIM]`` features of each hand's plan, scaled as ``PLAN_FIELDS`` says
-    (roughly [0, 1])."""
+    (roughly [0, 1]); ``cache``: a ``PlanCache`` memo for the fast method (same answers)."""
     nat = np.asarray(nat, dtype=np.uint8)
     n = nat.shape[0]
     bj = np.asarray(bj, dtype=np.uint8).reshape(n)
@@ -340,7 +341,7 @@ def plan_features(
     wilds = np.asarray(wilds, dtype=np.uint8).reshape(n)
     lv = np.broadcast_to(np.asarray(level, dtype=np.intp), (n,))
     if method == "fast":
-        plays, code, _ = _greedy(nat, bj, rj, wilds)
+        plays, code, _ = (cache.greedy if cache is not None else _greedy)(nat, bj, rj, wilds)
         bombs = sum(_field(code, f) for f in (_F_4, _F_6, _F_8, _F_O))
         singles = _field(code, _F_S)
     elif method == "dp":
@@ -652,3 +653,58 @@ def fast_plays(
     gaps) that lowers the count most. Every answer is the count of a real split, so it is
     never below the true minimum. ``rounds=0``: the exact minimum *without* sequences."""
     return _greedy(nat, bj, rj, wilds, rounds)[0].astype(np.int8)
+
+
+class PlanCache:
+    """A fixed-size, direct-mapped memo of the fast greedy split, keyed by the rank state
+    (naturals per rank, jokers, wildcards: 58 bits packed in one ``int64``; the level does not
+    change the split). Self-play meets the same hands again and again (a seat that passed
+    faces its own hand again; passing leaves the hand as it is), so a sampler passes one to
+    ``plan_features``; answers are identical with or without it. Colliding hands overwrite
+    each other, so memory stays ``20 * 2**bits`` bytes."""
+
+    _MUL = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing
+
+    def __init__(self, bits: int = 18) -> None:
+        if not 4 <= int(bits) <= 26:
+            raise ValueError(f"PlanCache bits must be in [4, 26], got {bits!r}")
+        self.bits = int(bits)
+        size = 1 << self.bits
+        self.keys = np.full(size, -1, dtype=np.int64)  # no real key is negative
+        self.values = np.zeros((size, 3), dtype=np.int32)  # plays, packed classes, wilds left
+        self.hits = 0
+        self.lookups = 0
+
+    @staticmethod
+    def key(nat: np.ndarray, bj: np.ndarray, rj: np.ndarray, wilds: np.ndarray) -> np.ndarray:
+        """``int64[N]`` packed rank states (4 bits per natural rank, 2 per joker and wilds)."""
+        k = np.zeros(nat.shape[0], dtype=np.int64)
+        for r in range(NR):
+            k |= nat[:, r].astype(np.int64) << (4 * r)
+        return (
+            k
+            | (bj.astype(np.int64) << 52)
+            | (rj.astype(np.int64) << 54)
+            | (wilds.astype(np.int64) << 56)
+        )
+
+    def greedy(self, nat, bj, rj, wilds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_greedy`` through the memo."""
+        keys = self.key(nat, bj, rj, wilds)
+        slot = ((keys.astype(np.uint64) * self._MUL) >> np.uint64(64 - self.bits)).astype(np.intp)
+        hit = self.keys[slot] == keys
+        out = self.values[slot]
+        miss = np.flatnonzero(~hit)
+        if miss.size:
+            plays, code, wl = _greedy(nat[miss], bj[miss], rj[miss], wilds[miss])
+            fresh = np.stack([plays, code, wl], axis=1).astype(np.int32)
+            out[miss] = fresh
+            self.keys[slot[miss]] = keys[miss]
+            self.values[slot[miss]] = fresh
+        self.lookups += keys.size
+        self.hits += keys.size - miss.size
+        return out[:, 0], out[:, 1], out[:, 2]
+
+    @property
+    def hit_rate(self) -> float:
+        return self.hits / self.lookups if self.lookups else 0.0

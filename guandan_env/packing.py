@@ -56,10 +56,26 @@ def unpack_masks(bits: np.ndarray) -> np.ndarray:
     return np.unpackbits(bits, axis=1, count=NUM_ACTIONS).view(bool)
 
 
+_POPCOUNT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(1, dtype=np.int64)
+_BIT_POS = np.array(
+    [
+        np.flatnonzero(np.unpackbits(np.uint8(v))).tolist() + [0] * (8 - _POPCOUNT[v])
+        for v in range(256)
+    ],
+    dtype=np.int64,
+)  # (256, 8): positions of a byte's set bits (big-endian), padded
+_BIT_SEL = np.arange(8)[None, :] < _POPCOUNT[:, None]  # (256, 8): which of them are real
+
+
 def set_bits(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, positions)`` int64 of every set bit of row-wise packed ``uint8 (N, nbytes)``,
-    row-major and ascending within a row; only the non-zero bytes are unpacked (~10x faster
-    than ``np.nonzero`` over the unpacked rows)."""
-    r, c = np.nonzero(bits)
-    k, j = np.nonzero(np.unpackbits(bits[r, c][:, None], axis=1))
-    return r[k].astype(np.int64), (c[k] * 8 + j).astype(np.int64)
+    row-major and ascending within a row. Only the non-zero bytes are expanded, through
+    per-byte lookup tables: ~2x faster than unpacking them, ~10x faster than ``np.nonzero``
+    over the unpacked rows (masks have a handful of set bits in ~280 bytes)."""
+    bits = np.ascontiguousarray(bits, dtype=np.uint8)
+    width = bits.shape[1]
+    flat = np.flatnonzero(bits)
+    v = bits.reshape(-1)[flat]
+    at = np.repeat(flat, _POPCOUNT[v])
+    rows = at // width
+    return rows, (at - rows * width) * 8 + _BIT_POS[v][_BIT_SEL[v]]

@@ -226,3 +226,19 @@ def test_rules_core_import_is_numpy_only():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == []
+
+
+def test_plan_cache_answers_equal_the_uncached_plans(sample):
+    """``PlanCache`` (a memo for samplers) never changes an answer, also when hands collide
+    in a tiny table, and answers repeated hands from memory."""
+    hands, levels, nat, bj, rj, w, want = sample
+    plain = hp.plan_features(nat, bj, rj, w, levels)
+    for bits in (4, 18):
+        cache = hp.PlanCache(bits=bits)
+        for _ in range(3):
+            got = hp.plan_features(nat, bj, rj, w, levels, cache=cache)
+            np.testing.assert_array_equal(got, plain)
+        assert cache.lookups == 3 * len(hands)
+    assert cache.hit_rate > 0.5  # the 18-bit table holds the whole sample after one pass
+    with pytest.raises(ValueError, match="bits"):
+        hp.PlanCache(bits=40)

@@ -416,3 +416,42 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
     summary = json.loads((runs / "smoke" / "summary.json").read_text())
     assert summary["stopped_by"] == "interrupted"
     assert (Path(summary["checkpoint"]) / "trainer_state.json").exists()
+
+
+def test_a_non_finite_update_is_skipped_and_counted():
+    """The learner checks all gradients with one fused norm: a NaN anywhere skips the
+    optimizer step (weights unchanged, counted); finite gradients step."""
+    from ray.rllib.core import DEFAULT_MODULE_ID
+
+    from experiments.selfplay import build_algo_config
+
+    c = build_algo_config(load_config(REPO / "configs" / "smoke.yaml"))
+    spaces = {"__env__": (c.observation_space, c.action_space)}
+    spaces[DEFAULT_MODULE_ID] = spaces["__env__"]
+    learner = c.build_learner(env=None, spaces=spaces)
+    learner.build()
+    params = dict(learner._params)
+    before = {k: v.detach().clone() for k, v in params.items()}
+    bad = {k: torch.ones_like(v) for k, v in params.items()}
+    bad[next(iter(bad))].view(-1)[0] = float("nan")
+    learner.apply_gradients(bad)
+    assert learner.skipped_updates == 1
+    assert all(torch.equal(before[k], v) for k, v in params.items())
+    learner.apply_gradients({k: torch.ones_like(v) for k, v in params.items()})
+    assert learner.skipped_updates == 1
+    assert any(not torch.equal(before[k], v) for k, v in params.items())
+
+
+def test_progress_log_of_an_older_version_is_rewritten_by_column_name(tmp_path):
+    import csv
+
+    from experiments.selfplay_log import PROGRESS_COLUMNS, CsvLog
+
+    path = tmp_path / "progress.csv"
+    path.write_text("iteration,env_steps,load1\n1,100,0.5\n")
+    log = CsvLog(path, PROGRESS_COLUMNS)
+    log.write({"iteration": 2, "env_steps": 200, "runner_sample_s": 1.5})
+    rows = list(csv.DictReader(path.open()))
+    assert list(rows[0]) == PROGRESS_COLUMNS
+    assert (rows[0]["iteration"], rows[0]["env_steps"], rows[0]["load1"]) == ("1", "100", "0.5")
+    assert rows[0]["runner_sample_s"] == "" and rows[1]["runner_sample_s"] == "1.5"
