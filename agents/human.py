@@ -15,7 +15,7 @@ from typing import TextIO
 import numpy as np
 
 from guandan_env import actions as T
-from guandan_env.api import declaration_text
+from guandan_env.api import action_text
 from guandan_env.cards import (
     RANK_TEXT,
     face_text,
@@ -150,7 +150,7 @@ def play_label(action: int, level: int) -> str:
         return "pass"
     if kind == T.RETURN:
         return f"return {face_text(int(T.RETURN_FACE[action]))}"
-    text = declaration_text(action, level)
+    text = action_text(action, level)
     body = text[len(name) + 1 :].split(" (")[0]
     wild = face_text(level * 4 + 1)
     if kind == T.BOMB:

@@ -223,10 +223,10 @@ def return_action(face: int) -> int:
 
 
 def check_action(action: int) -> int:
-    a = int(action)
-    if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action {action} out of range 0..{NUM_ACTIONS - 1}")
-    return a
+    """``action`` as an ``int`` id, or a ``ValueError`` (``validate.action_id``)."""
+    from .validate import action_id  # validate imports this module
+
+    return action_id(action)
 
 
 def key_text(action: int, level: int) -> str | None:

@@ -64,11 +64,19 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from . import actions as T
-from .api import declaration_text
+from . import validate
+from .api import action_text
 from .cards import RANK_TEXT, format_cards, format_hand
 from .engine import Game
 from .observation import OBS_DIM, encode_game, spec_table
-from .scenario import DEFAULT_CONFIG, SCENARIO_KEYS, build_game, check_config  # noqa: F401
+from .scenario import (  # noqa: F401
+    DEFAULT_CONFIG,
+    SCENARIO_KEYS,
+    build_game,
+    check_config,
+    check_options,
+    start_scenario,
+)
 
 __doc__ = __doc__.replace("{spec}", spec_table())
 
@@ -99,7 +107,7 @@ class SeatView:
 
     def table_text(self) -> str | None:
         """Declaration of the play to beat, None when leading."""
-        return None if self.table_action < 0 else declaration_text(self.table_action, self.level)
+        return None if self.table_action < 0 else action_text(self.table_action, self.level)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SeatView):
@@ -141,7 +149,7 @@ def seat_view(game: Game, seat: int) -> SeatView:
 def move_text(seat: int, action: int, faces, level: int) -> str:
     if action == T.PASS_ACTION:
         return f"seat {seat}: pass"
-    return f"seat {seat}: {declaration_text(action, level)} [{_cards_text(tuple(faces))}]"
+    return f"seat {seat}: {action_text(action, level)} [{_cards_text(tuple(faces))}]"
 
 
 @lru_cache(maxsize=1 << 16)
@@ -180,10 +188,28 @@ class raw_env(AECEnv):
 
     # ------------------------------------------------------------------ reset / observe
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        if seed is not None:
-            self._episode_rng = np.random.default_rng(seed)
-        game_seed = int(self._episode_rng.integers(2**63))
-        self.game = build_game(game_seed, self.config, options)
+        # everything is checked before the episode RNG is touched: a refused reset leaves
+        # the next reset() dealing what it would have dealt
+        seed = validate.seed(seed)
+        options = check_options(options)
+        rng = np.random.default_rng(seed) if seed is not None else self._episode_rng
+        state = rng.bit_generator.state
+        try:
+            self._start(int(rng.integers(2**63)), options)
+        except ValueError:
+            rng.bit_generator.state = state
+            raise
+        self._episode_rng = rng
+
+    def reset_to_game(self, game_seed: int, options: dict | None = None) -> None:
+        """Start the episode a recorded engine seed deals (replays of an env that was reset
+        without a seed); the episode RNG then continues from that seed."""
+        game_seed = validate.integer(game_seed, "game_seed", 0, 2**63 - 1)
+        self._start(game_seed, check_options(options))
+        self._episode_rng = np.random.default_rng(game_seed)
+
+    def _start(self, game_seed: int, options: dict) -> None:
+        self.game = start_scenario(game_seed, self.config, options)
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -202,7 +228,7 @@ class raw_env(AECEnv):
             seat=g.to_act,
             level=RANK_TEXT[g.level],
             table=(
-                declaration_text(g.last_action, g.level)
+                action_text(g.last_action, g.level)
                 if g.phase == "play" and g.last_action >= 0
                 else None
             ),
@@ -210,7 +236,18 @@ class raw_env(AECEnv):
         if self._info_view:
             info["view"] = seat_view(g, g.to_act)
 
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last()``, with a clear error before ``reset()`` and after every
+        agent is done (instead of an ``AttributeError``/``KeyError``)."""
+        self._require_reset("last")
+        if not self.agents:
+            raise ValueError("the episode is over (every agent is done): call reset() first")
+        return super().last(observe)
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._require_reset("observe")
+        if agent not in AGENTS:
+            raise ValueError(f"unknown agent {agent!r}; agents are {AGENTS}")
         obs = encode_game(self.game, AGENTS.index(agent))
         if agent == self.agent_selection and not self.terminations[agent]:
             mask = self._mask.view(np.int8).copy()
@@ -223,30 +260,45 @@ class raw_env(AECEnv):
         return self._mask.copy()
 
     # ------------------------------------------------------------------ step
+    def _require_reset(self, what: str) -> None:
+        if self.game is None:
+            raise ValueError(f"call reset() before {what}()")
+
     def step(self, action) -> None:
+        self._require_reset("step")
+        if not self.agents:
+            raise ValueError(
+                "the episode is over (every agent is done): call reset() to play another"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         g = self.game
         seat = g.to_act
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
-        a = -1 if action is None else int(action)
-        if not (0 <= a < T.NUM_ACTIONS and self._mask[a]):
+        # validate before anything changes: a refused action leaves rewards and state as
+        # they were (a pending deal reward stays readable through last())
+        try:
+            a = validate.action_id(action)
+        except ValueError as e:
             if self.config["illegal_action"] == "raise":
-                if not 0 <= a < T.NUM_ACTIONS:
-                    raise ValueError(
-                        f"illegal action {action!r} by {agent} (seat {seat}): ids are "
-                        f"0..{T.NUM_ACTIONS - 1}"
-                    )
+                raise ValueError(
+                    f"illegal action {action!r} by {agent} (seat {seat}): {e}"
+                ) from None
+            a = -1
+        if a < 0 or not self._mask[a]:
+            if self.config["illegal_action"] == "raise":
                 raise ValueError(g.explain_illegal(a))
+            self._cumulative_rewards[agent] = 0.0
+            self.rewards = dict.fromkeys(self.agents, 0.0)
             self.rewards[agent] = float(self.config["illegal_penalty"])
             self.terminations = dict.fromkeys(self.agents, True)
             for ag in self.agents:
                 self.infos[ag]["illegal_action"] = agent
             self._accumulate_rewards()
             return
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
         returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == "return" else None
         faces = g.step(a, self._mask)
         infos = self.infos
@@ -338,7 +390,7 @@ class raw_env(AECEnv):
             hand = format_hand(g.hands[s], g.level, mark_wild=True)
             out.append(f"{mark} seat {s} [team {s % 2}] {n:2d} cards{place}: {hand}")
         if g.phase == "play" and g.last_action >= 0:
-            out.append(f"table: seat {g.last_seat} {declaration_text(g.last_action, g.level)}")
+            out.append(f"table: seat {g.last_seat} {action_text(g.last_action, g.level)}")
         out.append("recent:")
         out += ["  " + line for line in self.log[-8:]]
         return "\n".join(out)
@@ -349,8 +401,8 @@ class raw_env(AECEnv):
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order enforcing wrapper with direct ``last()`` and ``step()``: the inherited
-    ones read attributes through ``__getattr__`` chains (~8 µs a step); the checks are the
-    same."""
+    ones read attributes through ``__getattr__`` chains (~8 µs a step). A step after every
+    agent is done is an error (``raw_env``), not the inherited warning."""
 
     def last(self, observe: bool = True):
         if not self._has_reset:
@@ -358,10 +410,10 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
         return self.env.last(observe)
 
     def step(self, action) -> None:
-        if self._has_reset and self.env.agents:
+        if self._has_reset:  # after the end raw_env raises a ValueError that says so
             self._has_updated = True
             self.env.step(action)
-        else:  # the inherited checks: error before reset, warning after the end
+        else:  # the inherited check: error before reset
             super().step(action)
 
 

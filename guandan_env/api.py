@@ -11,8 +11,8 @@ from functools import cache
 import numpy as np
 
 from . import actions as T
-from . import movegen, vector_mask
-from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand, parse_rank
+from . import movegen, validate, vector_mask
+from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand
 from .choice import choose_cards
 
 
@@ -36,13 +36,13 @@ def legal_actions(hand: str, level: str, last: int | None = None) -> list[int]:
     when following, pass is always legal (R-5.2).
     """
     counts = parse_hand(hand)
-    return [int(a) for a in np.flatnonzero(_play_mask(counts, parse_rank(level), last))]
+    return [int(a) for a in np.flatnonzero(_play_mask(counts, validate.level(level), last))]
 
 
 def describe_action(action: int, level: str) -> dict:
     """The declaration of an action at a level: kind, key, size, suit, ranks, wilds."""
     a = T.check_action(action)
-    lv = parse_rank(level)
+    lv = validate.level(level)
     kind = T.KIND_NAMES[T.KIND[a]]
     if T.KIND[a] == T.RETURN:
         face = int(T.RETURN_FACE[a])
@@ -77,7 +77,7 @@ def cards_for_action(hand: str, level: str, action: int) -> list[str]:
     a = T.check_action(action)
     # a tribute receiver holds 28 cards until it returns one (R-7.1)
     counts = parse_hand(hand, max_cards=HAND_SIZE + 1 if T.KIND[a] == T.RETURN else HAND_SIZE)
-    lv = parse_rank(level)
+    lv = validate.level(level)
     if T.KIND[a] == T.RETURN:
         ok = movegen.return_mask(counts, lv)[a]
     elif T.KIND[a] == T.PASS:
@@ -86,14 +86,20 @@ def cards_for_action(hand: str, level: str, action: int) -> list[str]:
         ok = movegen.lead_mask(counts, lv)[a]
     if not ok:
         raise ValueError(
-            f"action {a} ({declaration_text(a, lv)}) is not legal for hand {hand!r} at level "
+            f"action {a} ({action_text(a, lv)}) is not legal for hand {hand!r} at level "
             f"{RANK_TEXT[lv]}: the hand lacks the cards (R-3)"
         )
     return [face_text(f) for f in choose_cards(counts, lv, a)]
 
 
-def declaration_text(action: int, level: int) -> str:
-    """Readable declaration, e.g. ``three_pairs 33-44-55`` or ``straight_flush S 3-4-5-6-7``."""
+def declaration_text(action: int, level: str) -> str:
+    """Readable declaration of an action id at level text ``"2"``…``"A"``, e.g.
+    ``three_pairs 33-44-55`` or ``straight_flush S 3-4-5-6-7``."""
+    return action_text(validate.action_id(action), validate.level(level))
+
+
+def action_text(action: int, level: int) -> str:
+    """``declaration_text`` for callers that hold a checked id and a rank index 0..12."""
     return _declaration_text(int(action), int(level))
 
 

@@ -47,6 +47,10 @@ def face_text(face: int) -> str:
 
 def parse_card(text: str) -> int:
     """Face id of one card written per R-1.4 (``H5``, ``S10``, ``♥5``, ``BJ``, ``RJ``)."""
+    if not isinstance(text, str):
+        raise ValueError(
+            f"a card must be text like 'H5' or 'BJ', got {text!r} ({type(text).__name__}) (R-1.4)"
+        )
     t = text.strip().upper()
     if t in ("BJ", "RJ"):
         return BJ_FACE if t == "BJ" else RJ_FACE
@@ -60,7 +64,12 @@ def parse_card(text: str) -> int:
 
 def parse_rank(text: str) -> int:
     """Rank index 0..12 of a level rank written ``2``…``A`` (``10`` accepted)."""
-    t = str(text).strip().upper()
+    if not isinstance(text, str):
+        raise ValueError(
+            f"a level must be text '2'..'9', 'T' (or '10'), 'J', 'Q', 'K' or 'A', got {text!r} "
+            f"({type(text).__name__}) (R-2.1)"
+        )
+    t = text.strip().upper()
     if t in _RANK_ALIASES:
         return _RANK_ALIASES[t]
     raise ValueError(
@@ -78,7 +87,15 @@ def parse_hand(text: str | list[str] | tuple[str, ...], max_cards: int = HAND_SI
     Raises ``ValueError`` for malformed cards, a third copy of a face (R-1.2/R-1.3) or more
     than ``max_cards`` cards (R-1.2: 27 per seat).
     """
-    tokens = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    if isinstance(text, str):
+        tokens = text.replace(",", " ").split()
+    elif isinstance(text, list | tuple):
+        tokens = list(text)
+    else:
+        raise ValueError(
+            "a hand must be card text ('S3 H5 BJ') or a list of card strings, got "
+            f"{type(text).__name__} (R-1.4)"
+        )
     counts = np.zeros(NUM_FACES, dtype=np.uint8)
     for tok in tokens:
         counts[parse_card(tok)] += 1

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import actions as T
 from . import movegen, vector_mask
-from .api import declaration_text
+from .api import action_text
 from .cards import (
     COPIES,
     HAND_SIZE,
@@ -160,21 +160,7 @@ class Game:
                 .reshape(4, NUM_FACES)
                 .astype(np.uint8)
             )
-        hands = np.asarray(hands, dtype=np.uint8)
-        if hands.shape != (4, NUM_FACES):
-            raise ValueError(f"hands must have shape (4, {NUM_FACES}), got {hands.shape}")
-        total = hands.sum(0)
-        if (total > COPIES).any():
-            f = int(np.flatnonzero(total > COPIES)[0])
-            raise ValueError(
-                f"impossible deal: {face_text(f)} appears {int(total[f])} times across the "
-                f"hands, the deck has {COPIES} (R-1.2)"
-            )
-        if (hands.sum(1) > HAND_SIZE).any():
-            raise ValueError(f"impossible deal: a seat holds more than {HAND_SIZE} cards (R-1.2)")
-        if (hands.sum(1) == 0).all():
-            raise ValueError("impossible deal: every hand is empty")
-        self.hands = hands.copy()
+        self.hands = check_deal(hands).copy()
         self.played = np.zeros((4, NUM_FACES), dtype=np.uint8)
         self.deal_cards = int(hands.sum())
         self.finish_order = [s for s in range(4) if self.hands[s].sum() == 0]
@@ -322,7 +308,7 @@ class Game:
 
     def explain_illegal(self, a: int) -> str:
         seat = self.to_act
-        what = f"action {a} ({declaration_text(a, self.level)}) by seat {seat}"
+        what = f"action {a} ({action_text(a, self.level)}) by seat {seat}"
         kind = int(T.KIND[a])
         if self.phase == "return":
             if kind != T.RETURN:
@@ -338,7 +324,7 @@ class Game:
         if not movegen.lead_mask(self.hands[seat], self.level)[a]:
             return f"illegal {what}: the hand does not hold the cards for it (R-3)"
         return (
-            f"illegal {what}: it does not beat {declaration_text(self.last_action, self.level)} "
+            f"illegal {what}: it does not beat {action_text(self.last_action, self.level)} "
             "on the table "
             "(R-5.2, R-4)"
         )
@@ -505,6 +491,27 @@ class Game:
             f"deal {self.deal_number} level {RANK_TEXT[self.level]} leveling team {lt} "
             f"levels {RANK_TEXT[self.levels[0]]}/{RANK_TEXT[self.levels[1]]} phase {self.phase}"
         )
+
+
+def check_deal(hands: np.ndarray) -> np.ndarray:
+    """``uint8 (4, 54)`` face counts of a possible deal (R-1.2), or a ``ValueError``."""
+    hands = np.asarray(hands)
+    if hands.shape != (4, NUM_FACES):
+        raise ValueError(f"hands must have shape (4, {NUM_FACES}), got {hands.shape}")
+    if not np.issubdtype(hands.dtype, np.integer) or hands.min() < 0:
+        raise ValueError("hands must be non-negative integer face counts")
+    total = hands.sum(0)
+    if (total > COPIES).any():
+        f = int(np.flatnonzero(total > COPIES)[0])
+        raise ValueError(
+            f"impossible deal: {face_text(f)} appears {int(total[f])} times across the "
+            f"hands, the deck has {COPIES} (R-1.2)"
+        )
+    if (hands.sum(1) > HAND_SIZE).any():
+        raise ValueError(f"impossible deal: a seat holds more than {HAND_SIZE} cards (R-1.2)")
+    if (hands.sum(1) == 0).all():
+        raise ValueError("impossible deal: every hand is empty")
+    return hands.astype(np.uint8)
 
 
 def _check_order(order: list[int]) -> list[int]:

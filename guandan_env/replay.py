@@ -382,16 +382,6 @@ def deal_summary_from_info(info: dict, deal_level: int) -> dict:
     )
 
 
-class _FixedSeed:
-    """Stands in for the env's episode RNG so ``reset`` uses a recorded engine seed."""
-
-    def __init__(self, game_seed: int) -> None:
-        self.game_seed = game_seed
-
-    def integers(self, *_args, **_kwargs) -> int:
-        return self.game_seed
-
-
 def make_replay_env(replay: Replay, **overrides: Any):
     """A fresh wrapped AEC env reset to the replay's start (nothing played yet)."""
     from . import aec
@@ -401,11 +391,10 @@ def make_replay_env(replay: Replay, **overrides: Any):
     if seed is not None and int(np.random.default_rng(seed).integers(2**63)) == replay.game_seed:
         env.reset(seed=seed, options=replay.options or None)
     else:
-        # the recorded env continued its own RNG (reset without a seed): hand the engine seed
-        # to reset directly
-        env.unwrapped._episode_rng = _FixedSeed(replay.game_seed)
-        env.reset(options=replay.options or None)
-        env.unwrapped._episode_rng = np.random.default_rng(replay.game_seed)
+        # the recorded env continued its own RNG (reset without a seed): start from the
+        # recorded engine seed directly
+        env.unwrapped.reset_to_game(replay.game_seed, options=replay.options or None)
+        env._has_reset = True
     return env
 
 

@@ -56,12 +56,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import actions as T
+from . import validate
 from .engine import Game
 from .observation import OBS_DIM, ObsInputs, encode
-from .scenario import build_game, check_config
+from .scenario import check_config, check_options, start_scenario
 from .vector_choice import batch_choose_cards
 from .vector_mask import MASK_BYTES, pack_masks, play_masks_packed, return_masks, sample_packed
 from .vector_mask import unpack_masks as _unpack
+
+MAX_TABLES = 1 << 18  # ~10 KiB of buffers per table: a larger batch is almost surely a typo
 
 _SIZE = T.SIZE.astype(np.int64)
 _RETURN_FACE = T.RETURN_FACE.astype(np.int64)
@@ -95,17 +98,16 @@ class VectorGuandanEnv:
         copy: bool = True,
         **config,
     ) -> None:
-        if int(num_tables) < 1:
-            raise ValueError(f"num_tables must be >= 1, got {num_tables}")
+        num_tables = validate.integer(num_tables, "num_tables", 1, MAX_TABLES)
         self.config = check_config(config)
         if self.config["render_mode"] is not None:
             raise ValueError("the vector env does not render; use the AEC env for that")
-        self.num_tables = self.num_envs = b = int(num_tables)
-        self.copy = bool(copy)
+        self.num_tables = self.num_envs = b = num_tables
+        self.copy = validate.flag(copy, "copy")
         self._init_seed = seed
         self.table_seeds: list[int] = []
         self._episode_rngs: list[np.random.Generator] = []
-        self._options: list[dict | None] = [None] * b
+        self._options: list[dict] = [{}] * b
         self._games: list[Game | None] = [None] * b
         self._obs_buf = None if self.copy else np.empty((b, OBS_DIM), dtype=np.float32)
         self.timers = dict.fromkeys(("step", "reset", "mask", "obs"), 0.0)
@@ -193,25 +195,30 @@ class VectorGuandanEnv:
         the AEC env's ``reset()`` without seed). ``options``: scenario keys of the AEC env.
         """
         b = self.num_tables
+        # check everything before any RNG or table changes
+        if options is None or isinstance(options, dict):
+            opts = [options] * b
+        else:
+            opts = validate.sequence(options, "options (a dict or one per table)", b)
+        checked = []
+        for i, o in enumerate(opts):
+            try:
+                checked.append(check_options(o))
+            except ValueError as e:
+                raise ValueError(f"options of table {i}: {e}") from None
         if seed is None and not self._episode_rngs:
             seed = self._init_seed
         if seed is not None or not self._episode_rngs:
-            if isinstance(seed, (int, np.integer)) or seed is None:
+            if seed is None or not isinstance(seed, list | tuple | np.ndarray):
+                seed = validate.seed(seed)
                 state = np.random.SeedSequence(seed).generate_state(b, dtype=np.uint64)
                 seeds = [int(s) for s in state]
             else:
-                seeds = [int(s) for s in seed]
-                if len(seeds) != b:
-                    raise ValueError(f"seed: expected an int or {b} seeds, got {len(seeds)}")
+                given = validate.sequence(seed, "seed (an int or one of the seeds per table)", b)
+                seeds = [validate.seed(s, f"seed[{i}]") for i, s in enumerate(given)]
             self.table_seeds = seeds
             self._episode_rngs = [np.random.default_rng(s) for s in seeds]
-        if options is None or isinstance(options, dict):
-            self._options = [options] * b
-        else:
-            opts = list(options)
-            if len(opts) != b:
-                raise ValueError(f"options: expected a dict or {b} dicts, got {len(opts)}")
-            self._options = opts
+        self._options = checked
         t0 = self.clock()
         self._load(np.arange(b), [self._new_episode(i) for i in range(b)])
         self.timers["reset"] += self.clock() - t0
@@ -221,7 +228,7 @@ class VectorGuandanEnv:
 
     def _new_episode(self, i: int) -> Game:
         game_seed = int(self._episode_rngs[i].integers(2**63))
-        g = build_game(game_seed, self.config, self._options[i])
+        g = start_scenario(game_seed, self.config, self._options[i])
         self._games[i] = g
         return g
 
@@ -275,9 +282,7 @@ class VectorGuandanEnv:
             raise ValueError("call reset() before step()")
         b = self.num_tables
         t0 = self.clock()
-        a = np.asarray(actions).astype(np.int64, copy=False).reshape(-1)
-        if a.shape[0] != b:
-            raise ValueError(f"step expects {b} actions (one per table), got {a.shape[0]}")
+        a = validate.action_array(actions, b, f"actions ({b} actions, one per table)")
         illegal = ~self.is_legal(a)
         rewards = np.zeros((b, 4), dtype=np.float32)
         done = np.zeros(b, dtype=bool)

@@ -15,6 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from . import validate
 from .aec import AGENTS, raw_env
 from .policies import UniformRandomPolicy
 
@@ -34,9 +35,19 @@ class SingleAgentEnv(gym.Env):
         policies: Mapping[int, Any] | None = None,
         **config,
     ) -> None:
-        if learner_seat not in range(4):
-            raise ValueError(f"learner_seat must be 0..3, got {learner_seat}")
-        policies = dict(policies or {})
+        learner_seat = validate.seat(learner_seat, "learner_seat")
+        policies = validate.mapping(policies, "policies (seat -> policy)")
+        for s, p in policies.items():
+            if p is not None and not callable(getattr(p, "act", None)):
+                hint = (
+                    f"; for the agent spec {p!r} pass agents.registry.make_agent({p!r})"
+                    if isinstance(p, str)
+                    else ""
+                )
+                raise ValueError(
+                    f"the policy for seat {s!r} must have an act() method, got "
+                    f"{type(p).__name__}{hint}"
+                )
         bad = sorted(set(policies) - (set(range(4)) - {learner_seat}))
         if bad:
             raise ValueError(f"policies given for seats {bad}: only the other seats take policies")

@@ -117,7 +117,7 @@ for a in legal:
         {
             "id": int(a),
             "kind": d["kind"],
-            "declaration": declaration_text(int(a), level),
+            "declaration": declaration_text(int(a), info["level"]),
             "wilds": d["wilds"],
             "cards": " ".join(cards_for_action(hand_text, info["level"], int(a))),
         }
@@ -137,7 +137,7 @@ hand = "S3 S4 S5 S6 H2 DK"
 for a in guandan_env.legal_actions(hand, "2"):
     cards = cards_for_action(hand, "2", a)
     if len(cards) == 5:
-        print(f"{a:5d}  {declaration_text(a, 0):40s} {' '.join(cards)}")"""),
+        print(f"{a:5d}  {declaration_text(a, '2'):40s} {' '.join(cards)}")"""),
     md("""
 Following a play: pass `last` (the action on the table); pass (id 0) is then legal too.
 """),
@@ -146,7 +146,7 @@ pair_of_fives = next(
     a for a in guandan_env.legal_actions("S5 D5", "2") if describe_action(a, "2")["kind"] == "pair"
 )
 answers = guandan_env.legal_actions("S3 S4 S5 S6 H2 DK", "2", last=pair_of_fives)
-print([declaration_text(a, 0) for a in answers])"""),
+print([declaration_text(a, "2") for a in answers])"""),
     md("""
 ## Play a deal with agents
 

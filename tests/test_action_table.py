@@ -122,7 +122,7 @@ def check_description(a: int, level: str) -> None:
     assert size == sum(ranks.values()) + wilds == int(T.SIZE[a])
     assert 0 <= wilds <= 2 and all(c > 0 for c in ranks.values())
     assert (d["suit"] is not None) == (kind == "straight_flush")
-    text = declaration_text(a, parse_level(level))
+    text = declaration_text(a, level)
     assert text.startswith(kind)
     if kind == "pass":
         assert (d["key"], size) == (None, 0)

@@ -15,7 +15,7 @@ from experiments.arena import LazyObservation, play_game
 from guandan_env import actions as T
 from guandan_env import movegen
 from guandan_env.aec import AGENTS, SeatView, raw_env
-from guandan_env.api import declaration_text
+from guandan_env.api import action_text, declaration_text
 from guandan_env.cards import parse_hand, parse_rank
 
 
@@ -97,7 +97,7 @@ def test_registry_errors_are_clear(monkeypatch):
 def _split(text: str, level: str = "2") -> list[str]:
     lv = parse_rank(level)
     _, comps = best_split(rank_state(parse_hand(text), lv), lv)
-    return sorted(declaration_text(component_action(c), lv) for c in comps)
+    return sorted(action_text(component_action(c), lv) for c in comps)
 
 
 def test_split_finds_sequences_and_full_houses():
@@ -134,7 +134,7 @@ def test_split_components_are_legal_leads():
             used += T.NAT[a]
             wilds += int(T.WILDS[a])
             if T.KIND[a] != T.STRAIGHT:  # a one-suit plain straight is illegal
-                assert mask[a], declaration_text(a, level)
+                assert mask[a], action_text(a, level)
         c13, bj, rj, w = rank_state(hand, level)
         assert used.tolist() == [*c13, bj, rj] and wilds == w
         assert cost == pytest.approx(split_cost(rank_state(hand, level), level))
@@ -171,7 +171,7 @@ def _single(rank: str) -> int:
 def test_heuristic_goes_out_when_one_play_empties_the_hand():
     obs, info = _view("S9 H9 C9 SK HK")
     a = HeuristicAgent().act(obs, info)
-    assert declaration_text(a, 0) == "full_house 999-KK"
+    assert declaration_text(a, "2") == "full_house 999-KK"
 
 
 def test_heuristic_leads_low_and_keeps_strong_cards():
@@ -194,13 +194,13 @@ def test_heuristic_bombs_an_opponent_about_to_go_out():
     hand = "S5 H6 C7 S8 D9 SJ SJ DQ S4 H4 C4 D4"
     obs, info = _view(hand, table=_single("A"), table_seat=1, cards_left=[0, 2, 20, 25])
     a = HeuristicAgent().act(obs, info)
-    assert declaration_text(a, 0) == "bomb 4x4"
+    assert declaration_text(a, "2") == "bomb 4x4"
 
 
 def test_heuristic_feeds_a_partner_about_to_go_out():
     obs, info = _view("S3 S9 S9 C9 DK DK HA", cards_left=[0, 12, 1, 12])
     a = HeuristicAgent().act(obs, info)
-    assert declaration_text(a, 0) == "single 3"
+    assert declaration_text(a, "2") == "single 3"
 
 
 def test_heuristic_chooses_a_legal_low_tribute_return():
