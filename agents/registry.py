@@ -42,7 +42,10 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
                 f"cannot load {spec!r}: the checkpoint loader (agents/checkpoint.py with "
                 "load_checkpoint_agent(path, seed)) is not installed in this checkout"
             ) from e
-        return module.load_checkpoint_agent(path, seed)
+        try:
+            return module.load_checkpoint_agent(path, seed)
+        except OSError as e:  # no such file, unreadable: a bad spec, said in one line
+            raise ValueError(f"cannot load {spec!r}: {e}") from None
     known = ", ".join(agent_specs())
     raise ValueError(f"unknown agent spec {spec!r}; known: {known}")
 

@@ -132,8 +132,10 @@ def show(rep: Replay, args: argparse.Namespace, out: TextIO, inp: TextIO) -> int
     except ValueError as e:
         print(f"MISMATCH: {e}", file=out)
         return 1
-    status = "no check values recorded" if rep.final is None else "final state matches"
-    print(f"replay verified: {status}", file=out)
+    if rep.final is None:
+        print("replay NOT verified: it records no check values", file=out)
+    else:
+        print("replay verified: final state and inputs match", file=out)
     return 0
 
 

@@ -627,6 +627,11 @@ def main(argv: list[str] | None = None) -> int:
             run_dir = Path(args.resume)
             if not (run_dir / "config.yaml").exists():
                 raise ValueError(f"--resume {run_dir}: no config.yaml (not a self-play run)")
+            if not any(p.is_dir() for p in (run_dir / "checkpoints").glob("iter_*")):
+                raise ValueError(
+                    f"--resume {run_dir}: no checkpoint to resume from (the run stopped before "
+                    "its first one); start it again without --resume"
+                )
             cfg = load_config(run_dir / "config.yaml", args.overrides)
             note = None
         else:
@@ -657,7 +662,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         return 0
     finally:
-        trainer.close()
+        try:
+            trainer.close()
+        except KeyboardInterrupt:  # a second Ctrl-C while shutting down
+            pass
     return 0
 
 

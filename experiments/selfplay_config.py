@@ -107,14 +107,42 @@ def _merge(base: dict, override: dict, path: str = "") -> dict:
 
 
 def _coerce(key: str, default: Any, v: Any) -> Any:
-    """Numbers written like ``1e-4`` (YAML reads them as strings) become floats."""
-    numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
-    if numeric and isinstance(v, str):
-        try:
-            return float(v)
-        except ValueError:
-            raise ValueError(f"config key {key!r} needs a number, got {v!r}") from None
+    """A value of the default's type: numbers written like ``1e-4`` (YAML reads them as
+    strings) become floats; a list, text or bool where a number belongs (``ppo.lr=[1]``), or
+    a number where a flag or list belongs, is an error naming the key. ``None`` is allowed
+    where the default is ``None`` (no limit) or a number (stop limits)."""
+    numeric = isinstance(default, int | float) and not isinstance(default, bool)
+    if default is None and key in _NULLABLE:
+        numeric = True
+    if default is None and key == "ray.address" and not (v is None or isinstance(v, str)):
+        raise ValueError(f"config key {key!r} needs an address (text) or null, got {v!r}")
+    if numeric:
+        if isinstance(v, str):
+            try:
+                v = float(v)
+            except ValueError:
+                raise ValueError(f"config key {key!r} needs a number, got {v!r}") from None
+        if v is None and key in _NULLABLE:
+            return v
+        if isinstance(v, bool) or not isinstance(v, int | float) or v != v:
+            raise ValueError(f"config key {key!r} needs a number, got {v!r}")
+        seconds = key.endswith("_s")  # durations: any number
+        if isinstance(default, int) and not seconds:
+            if isinstance(v, float) and not v.is_integer():
+                raise ValueError(f"config key {key!r} needs a whole number, got {v!r}")
+            return int(v)
+        return v
+    if isinstance(default, bool) and not isinstance(v, bool):
+        raise ValueError(f"config key {key!r} needs true or false, got {v!r}")
+    if isinstance(default, list) and not isinstance(v, list):
+        raise ValueError(f"config key {key!r} needs a list, got {v!r}")
+    if isinstance(default, str) and not isinstance(v, str):
+        raise ValueError(f"config key {key!r} needs text, got {v!r}")
     return v
+
+
+# numeric keys that may also be null (no limit / none)
+_NULLABLE = {"stop.iterations", "stop.time_s", "stop.env_steps", "ppo.grad_clip"}
 
 
 def parse_overrides(items: list[str]) -> dict:
@@ -152,6 +180,14 @@ def validate(cfg: dict) -> dict:
         raise ValueError("runners.num must be >= 0, runners.tables and steps_per_call >= 1")
     if int(r["sample_ahead"]) < 1:
         raise ValueError("runners.sample_ahead must be >= 1")
+    if int(cfg["torch_threads"]) < 1:
+        raise ValueError("torch_threads must be >= 1")
+    if not float(cfg["ppo"]["lr"]) > 0:
+        raise ValueError("ppo.lr must be > 0")
+    from agents.registry import make_agent
+
+    for spec in cfg["eval"]["opponents"]:  # before Ray starts, not inside an evaluation
+        make_agent(spec, seed=0)
     if not 0 <= float(cfg["league"]["self_share"]) <= 1:
         raise ValueError("league.self_share must be in [0, 1]")
     if int(cfg["ppo"]["minibatch_size"]) < 1:
@@ -175,8 +211,15 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
     """Defaults <- YAML file <- overrides, validated."""
     cfg = copy.deepcopy(DEFAULTS)
     if path is not None:
-        with open(path) as f:
-            data = yaml.safe_load(f) or {}
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(
+                f"--config {path}: not a config file (a YAML file such as configs/default.yaml)"
+            )
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as e:
+            raise ValueError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path}: a config file must be a mapping")
         try:

@@ -32,6 +32,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from guandan_env.scenario import check_options
+
 from .arena import derive_seed, evaluate, game_config, pair_seed, play_game, team_view
 from .ratings import elo_table, matchup_stats
 
@@ -119,9 +121,23 @@ def _run_local(chunks, config, options, workers: int) -> Iterator[list[dict]]:
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")  # safe when the caller holds threads (torch, Ray)
-    with ctx.Pool(workers) as pool:
+    with ctx.Pool(workers, initializer=_die_with_parent) as pool:
         jobs = [(c, config, options) for c in chunks]
         yield from pool.imap_unordered(_run_chunk_star, jobs)
+
+
+def _die_with_parent() -> None:
+    """Linux: the worker gets SIGKILL when its parent dies (even by ``kill -9``), so no
+    worker outlives an interrupted tournament; elsewhere a no-op."""
+    import ctypes
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 def _run_chunk_star(args: tuple) -> list[dict]:
@@ -150,13 +166,18 @@ def _run_ray(chunks, config, options, address: str, workers: int) -> Iterator[li
 
 
 # ---------------------------------------------------------------------------- results file
-def read_results(path: Path) -> dict[str, dict]:
-    """Finished games by id; a torn last line (interrupted write) is ignored."""
+def read_results(path: Path, games: list[dict] | None = None) -> dict[str, dict]:
+    """Finished games by id; a torn last line (interrupted write) is ignored. With the run's
+    ``games`` (``schedule``), a row counts only if it is one of them, played from the same
+    seed by the same agents; other lines (another run's rows, stray JSON) are reported on
+    stderr and skipped, never counted."""
     done: dict[str, dict] = {}
     if not path.exists():
         return done
+    want = {g["id"]: g for g in games} if games is not None else None
+    foreign: list[int] = []
     with path.open(encoding="utf-8") as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             line = line.strip()
             if not line:
                 continue
@@ -164,8 +185,39 @@ def read_results(path: Path) -> dict[str, dict]:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if not _is_row(row) or (want is not None and not _belongs(row, want.get(row["id"]))):
+                foreign.append(number)
+                continue
             done[row["id"]] = row
+    if foreign:
+        print(
+            f"warning: {path}: skipped {len(foreign)} line(s) that are not games of this run "
+            f"(another seed or agents, or not a result row): lines {foreign[:10]}"
+            f"{' …' if len(foreign) > 10 else ''}",
+            file=sys.stderr,
+        )
     return done
+
+
+def _is_row(row: Any) -> bool:
+    return (
+        isinstance(row, dict)
+        and isinstance(row.get("id"), str)
+        and isinstance(row.get("record"), dict)
+        and isinstance(row["record"].get("deals"), list)
+    )
+
+
+def _belongs(row: dict, game: dict | None) -> bool:
+    """The row is the scheduled ``game``: same id, agents, pair, swap and seed."""
+    return (
+        game is not None
+        and row.get("a") == game["a"]
+        and row.get("b") == game["b"]
+        and row.get("pair") == game["pair"]
+        and row.get("swap") == game["swap"]
+        and row["record"].get("seed") == game["seed"]
+    )
 
 
 def _repair_tail(path: Path) -> None:
@@ -181,8 +233,10 @@ def _repair_tail(path: Path) -> None:
 
 
 def _check_run(out: Path, run: dict) -> None:
+    """Write ``run.json``, or refuse if the directory holds games of a different run (a
+    ``run.json`` without any finished game is simply replaced)."""
     path = out / "run.json"
-    if path.exists():
+    if path.exists() and read_results(out / "results.jsonl"):
         old = json.loads(path.read_text(encoding="utf-8"))
         diff = [k for k in RUN_KEYS if old.get(k) != run.get(k)]
         if diff:
@@ -190,7 +244,9 @@ def _check_run(out: Path, run: dict) -> None:
                 f"{out} holds a run with different {', '.join(diff)} ({path}); use a new --out "
                 "directory (or delete it) to start a different tournament"
             )
-    path.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
 # ---------------------------------------------------------------------------- summary
@@ -420,6 +476,7 @@ def run_tournament(
         make_agent(spec, seed=0)
     cfg = game_config(mode, **(config or {}))
     opts = dict(options or {})
+    check_options(opts)  # before run.json: a refused run leaves nothing behind
     run = {
         "agents": agents,
         "pairs": pairs,
@@ -433,8 +490,8 @@ def run_tournament(
     _check_run(out, run)
     path = out / "results.jsonl"
     _repair_tail(path)
-    done = read_results(path)
     games = schedule(agents, pairs, seed)
+    done = read_results(path, games)
     todo = [g for g in games if g["id"] not in done]
     already = len(games) - len(todo)
     if max_games is not None:
@@ -524,20 +581,24 @@ def main(argv: list[str] | None = None) -> int:
         options["levels"] = _csv_list(args.levels)
     if args.leveling_team is not None:
         options["leveling_team"] = args.leveling_team
-    if args.previous_order:
-        options["previous_order"] = [int(x) for x in _csv_list(args.previous_order)]
     config = {
         "random_levels": args.random_levels or None,
         "random_tribute": args.random_tribute or None,
         "max_deals": args.max_deals,
     }
+    out = args.out or f"results/{args.name}"
     try:
+        if args.previous_order:
+            order = _csv_list(args.previous_order)
+            if not all(x.isdigit() for x in order):
+                raise ValueError(f"--previous-order must be four seats like 0,2,1,3, got {order}")
+            options["previous_order"] = [int(x) for x in order]
         summary = run_tournament(
             args.agents,
             pairs=args.pairs,
             seed=args.seed,
             mode=args.mode,
-            out=args.out or f"results/{args.name}",
+            out=out,
             workers=args.workers,
             address=args.address,
             config=config,
@@ -549,11 +610,18 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: finished games are saved in {out}/results.jsonl; run the same "
+            "command again to resume",
+            file=sys.stderr,
+        )
+        return 130
     print(format_tables(summary))
     t = summary["timing"]
     if t["deals_per_s"]:
         print(f"\n{t['new_deals']} deals in {t['seconds']:.1f} s: {t['deals_per_s']} deals/s")
-    print(f"outputs in {args.out or f'results/{args.name}'}")
+    print(f"outputs in {out}")
     return 0
 
 

@@ -2,9 +2,9 @@
 
 A replay holds what fixes a game (DESIGN.md "Seeds and determinism"): the env config, the
 engine seed, the scenario ``reset`` options and the list of actions, plus check values of the
-final state (finishing orders, levels, a hash). Replaying re-runs the engine and raises
-``ValueError`` if the recorded check values do not match, so a replay is also a regression
-test of the rules.
+final state (finishing orders, levels, a hash) and a digest of those inputs (``inputs``).
+Replaying re-runs the engine and raises ``ValueError`` if the recorded check values do not
+match, so a replay is also a regression test of the rules.
 
 JSON layout (``FORMAT_VERSION`` 1)::
 
@@ -13,7 +13,7 @@ JSON layout (``FORMAT_VERSION`` 1)::
      "actions": [2240, 17, 0, ...],
      "final": {"deals": [{"order": [...], "winner_team": 0, "gain": 2, ...}], "levels": [...],
                "leveling_team": 0, "match_winner": null, "deal_number": 1, "phase": "...",
-               "finish_order": [...], "digest": "sha256..."},
+               "finish_order": [...], "digest": "sha256...", "inputs": "sha256..."},
      "meta": {...free form: agent names, tournament game id...}}
 
 ``seed`` is the seed given to ``env.reset`` (None when the env continued its own RNG);
@@ -126,6 +126,41 @@ def deal_summary(game: Game) -> dict:
     }
 
 
+def input_digest(replay: Replay) -> str:
+    """SHA-256 of everything that decides the game and its rewards: the full env config
+    (defaults filled in: reward settings included), both seeds, the scenario options and
+    every action. Stored in ``final["inputs"]``, so verification fails if any of it changes."""
+    text = json.dumps(
+        _jsonable(
+            {
+                "config": _env_config(replay.config),
+                "game_seed": replay.game_seed,
+                "seed": replay.seed,
+                "options": replay.options,
+                "actions": replay.actions,
+            }
+        ),
+        sort_keys=True,
+        separators=(",", ":"),
+        default=_json_default,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+FINAL_KEYS = (
+    "deals",
+    "levels",
+    "leveling_team",
+    "a_failures",
+    "match_winner",
+    "deal_number",
+    "phase",
+    "finish_order",
+    "digest",
+    "inputs",
+)
+
+
 def final_summary(game: Game, deals: Sequence[dict]) -> dict:
     """Check values of a game's state: its deal results so far, levels and a state hash."""
     return _jsonable(
@@ -187,15 +222,25 @@ class Replay:
         missing = [k for k in ("game_seed", "actions") if k not in data]
         if missing:
             raise ValueError(f"replay lacks required field(s) {missing}")
-        return cls(
-            game_seed=int(data["game_seed"]),
-            actions=list(data["actions"]),
-            config=dict(data.get("config") or {}),
-            options=dict(data.get("options") or {}),
-            seed=data.get("seed"),
+        from . import validate
+        from .scenario import check_options
+
+        actions = validate.sequence(data["actions"], "replay actions")
+        rep = cls(
+            game_seed=validate.integer(data["game_seed"], "replay game_seed", 0, 2**63 - 1),
+            actions=[validate.action_id(a, f"replay action #{i}") for i, a in enumerate(actions)],
+            config=validate.mapping(data.get("config"), "replay config"),
+            options=validate.mapping(data.get("options"), "replay options"),
+            seed=validate.seed(data.get("seed"), "replay seed"),
             final=data.get("final"),
-            meta=dict(data.get("meta") or {}),
+            meta=validate.mapping(data.get("meta"), "replay meta"),
         )
+        try:
+            _env_config(rep.config)
+            check_options(rep.options)
+        except ValueError as e:
+            raise ValueError(f"replay: {e}") from None
+        return rep
 
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
@@ -236,7 +281,7 @@ class Replay:
             for step in replay_steps(rep):
                 if step.deal_result is not None:
                     deals.append(step.deal_result)
-        rep.final = final_summary(game, deals)
+        rep.final = {**final_summary(game, deals), "inputs": input_digest(rep)}
         return rep
 
 
@@ -334,16 +379,32 @@ replay = replay_game  # the name used in DESIGN notes
 
 
 def check_final(replay: Replay, got: dict) -> None:
-    """Compare recorded check values with ``got``; ``ValueError`` listing the differences.
-    A replay without check values (``final`` None) passes."""
+    """Compare recorded check values with ``got`` (``final_summary`` of the replayed game)
+    and the replay's inputs with their recorded digest; ``ValueError`` listing every
+    difference. Check values that are present must be complete; a replay without any
+    (``final`` None) passes, and says so where it is shown."""
     want = replay.final
     if want is None:
         return
-    diffs = [
-        f"{k}: recorded {want[k]!r}, replayed {got.get(k)!r}"
-        for k in sorted(want)
-        if want[k] != got.get(k)
-    ]
+    if not isinstance(want, dict):
+        raise ValueError(f"replay check values must be a dict, got {type(want).__name__}")
+    missing = [k for k in FINAL_KEYS if k not in want]
+    if missing:
+        raise ValueError(
+            f"replay check values lack {missing}: it cannot be verified (re-record it)"
+        )
+    got = {**got, "inputs": input_digest(replay)}
+    diffs = []
+    for k in FINAL_KEYS:
+        if want[k] == got.get(k):
+            continue
+        if k == "inputs":
+            diffs.append(
+                "inputs: the config, seeds, options or actions differ from those recorded "
+                "(their digest does not match)"
+            )
+        else:
+            diffs.append(f"{k}: recorded {want[k]!r}, replayed {got.get(k)!r}")
     if diffs:
         raise ValueError("replay does not reproduce the recorded game: " + "; ".join(diffs))
 
@@ -473,7 +534,7 @@ class ReplayRecorder:
             seed=self.seed,
             meta=m,
         )
-        rep.final = final_summary(game, self.deals)
+        rep.final = {**final_summary(game, self.deals), "inputs": input_digest(rep)}
         return rep
 
     def save(self, path: str | Path, meta: dict | None = None) -> Path:

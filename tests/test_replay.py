@@ -195,7 +195,7 @@ def test_viewer_shows_and_verifies(tmp_path):
     assert replay_cli.main([str(path)], stdout=out) == 0
     text = out.getvalue()
     assert "Deal 1 at level 2" in text and "Deal 2 at level" in text
-    assert "   0  seat " in text and "replay verified: final state matches" in text
+    assert "   0  seat " in text and "replay verified: final state and inputs match" in text
     out = io.StringIO()
     assert replay_cli.main([str(path), "--summary"], stdout=out) == 0
     assert out.getvalue().count("deal at level") == 2
@@ -250,3 +250,47 @@ def test_recorder_fits_the_tournament_game_loop():
     rep = env.replay(meta={"agents": [a.name for a in agents]})
     assert len(rep.final["deals"]) == 2
     same_state(replay_game(rep), env.game)
+
+
+def test_fault_verification_covers_every_input_and_complete_check_values():
+    """Issue 12: the seed (changed or nulled), reward settings, options and actions are
+    covered by the recorded input digest; check values that are present must be complete."""
+    rep = run_recorded({"mode": "match", "max_deals": 2}, 4).replay()
+    replay_game(rep)  # the untouched replay verifies
+    d = rep.to_dict()
+    for changed in (
+        {"seed": None},
+        {"seed": (rep.seed or 0) + 1},
+        {"config": {**rep.config, "match_win_bonus": 5.0}},
+        {"config": {**rep.config, "illegal_penalty": -1.0}},
+    ):
+        with pytest.raises(ValueError, match="inputs"):
+            replay_game(Replay.from_dict({**d, **changed}))
+    half = Replay.from_dict({**d, "final": {}, "actions": rep.actions[: len(rep.actions) // 2]})
+    with pytest.raises(ValueError, match="lack"):
+        replay_game(half)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"config": {"mode": "tournament"}}, "mode"),
+        ({"config": {"match_win_bonus": "abc"}}, "match_win_bonus"),
+        ({"options": {"levels": ["Z", "2"]}}, "R-2.1"),
+        ({"options": "abc"}, "options"),
+        ({"game_seed": -1}, "game_seed"),
+        ({"game_seed": None}, "game_seed"),
+        ({"actions": 5}, "actions"),
+        ({"actions": [0, "x"]}, "action #1"),
+        ({"seed": 1.5}, "seed"),
+    ],
+)
+def test_malformed_replay_fields_are_one_clear_error(tmp_path, change, message):
+    rep = run_recorded({}, 3).replay()
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**rep.to_dict(), **change}))
+    with pytest.raises(ValueError, match=message):
+        load(path)
+    out = io.StringIO()
+    assert replay_cli.main([str(path)], stdout=out) != 0
+    assert "Traceback" not in out.getvalue()

@@ -111,6 +111,41 @@ def test_config_errors_name_unknown_keys(tmp_path):
     assert load_config(REPO / "configs" / "long.yaml")["stop"]["time_s"] <= 3 * 3600
 
 
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ppo.lr=[1]"], "ppo.lr"),
+        (["torch_threads=0"], "torch_threads"),
+        (["eval.opponents=[nosuchagent]"], "nosuchagent"),
+        (["runners.tables=2.5"], "runners.tables"),
+        (["stop.iterations=abc"], "stop.iterations"),
+        (["--config", "configs"], "not a config file"),
+        (["--config", "{bad_yaml}"], "not valid YAML"),
+        (["--resume", "{no_ckpt}"], "no checkpoint"),
+    ],
+)
+def test_cli_errors_are_one_line_before_ray_starts(tmp_path, capsys, args, message):
+    """Issue 12: bad values stop the command with one ``error:`` line and exit 2, before
+    Ray starts, and a refused ``--resume`` leaves the run directory as it was."""
+    import sys
+
+    from experiments.selfplay import main
+
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("a: [1,\n")
+    no_ckpt = tmp_path / "run"
+    no_ckpt.mkdir()
+    (no_ckpt / "config.yaml").write_text("name: run\n")
+    before = (no_ckpt / "config.yaml").read_text()
+    args = [a.format(bad_yaml=bad_yaml, no_ckpt=no_ckpt) for a in args]
+    rc = main([*args, f"runs_dir={tmp_path}"] if not args[0].startswith("--r") else args)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error:") and message in err, err
+    if "ray" in sys.modules:  # imported by other tests, perhaps; never started here
+        assert not sys.modules["ray"].is_initialized()
+    assert (no_ckpt / "config.yaml").read_text() == before
+
+
 def test_defaults_equal_the_default_config_file():
     data = yaml.safe_load((REPO / "configs" / "default.yaml").read_text())
     assert load_config(None) == load_config(REPO / "configs" / "default.yaml")

@@ -229,3 +229,47 @@ def test_save_replays_reproduce_the_games(tmp_path):
     assert len(files) == 4
     for f in files:
         replay_game(load(f))  # raises ValueError on any mismatch
+
+
+def test_fault_rows_of_another_run_or_stray_lines_are_skipped_not_counted(tmp_path, capsys):
+    """Issue 12: a resume counts only the rows of its own schedule (id, agents, pair, swap
+    and seed); rows another ``--seed`` appended and lines that are not rows are reported
+    and skipped; nothing crashes."""
+    kw = dict(pairs=2, plots=False, progress=False, workers=1)
+    other = tmp_path / "other"
+    tour.run_tournament(["random", "heuristic"], out=other, seed=5, **kw)
+    out = tmp_path / "run"
+    full = tour.run_tournament(["random", "heuristic"], out=tmp_path / "full", seed=1, **kw)
+    tour.run_tournament(["random", "heuristic"], out=out, seed=1, max_games=1, **kw)
+    foreign = (other / "results.jsonl").read_text()
+    with (out / "results.jsonl").open("a") as f:
+        f.write(foreign)
+        f.write('{"foo": 1}\n42\n["x"]\n')
+    resumed = tour.run_tournament(["random", "heuristic"], out=out, seed=1, **kw)
+    assert "skipped" in capsys.readouterr().err
+    assert resumed["timing"]["new_games"] == 3  # the other run's rows did not count
+    assert _table(resumed) == _table(full)
+
+
+def test_fault_a_refused_run_leaves_nothing_that_blocks_its_corrected_rerun(tmp_path):
+    kw = dict(pairs=1, plots=False, progress=False, workers=1)
+    with pytest.raises(ValueError, match="levels"):
+        tour.run_tournament(
+            ["random", "heuristic"], out=tmp_path, options={"levels": ["Z", "2"]}, **kw
+        )
+    assert not (tmp_path / "run.json").exists()
+    tour.run_tournament(["random", "heuristic"], out=tmp_path, options={"levels": ["5", "2"]}, **kw)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["random", "checkpoint:/no/such/run"], "cannot load"),
+        (["random", "heuristic", "--previous-order", "a,b,c,d"], "previous-order"),
+        (["random", "heuristic", "--levels", "Z,2"], "R-2.1"),
+    ],
+)
+def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys, args, message):
+    rc = tour.main([*args, "--pairs", "1", "--workers", "1", "--out", str(tmp_path), "--no-plots"])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err
