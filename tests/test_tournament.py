@@ -273,3 +273,48 @@ def test_cli_errors_are_one_line_and_exit_2(tmp_path, capsys, args, message):
     rc = tour.main([*args, "--pairs", "1", "--workers", "1", "--out", str(tmp_path), "--no-plots"])
     err = capsys.readouterr().err
     assert rc == 2 and message in err and "Traceback" not in err
+
+
+def test_workers_die_with_a_killed_parent(tmp_path):
+    """Issue 12: after ``kill -9`` of a tournament with ``--workers 2`` no worker process
+    outlives it (Linux: the workers ask for SIGKILL when their parent dies)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "experiments.tournament", "heuristic", "random"]
+    cmd += ["--pairs", "400", "--workers", "2", "--out", str(tmp_path), "--no-progress"]
+    cmd += ["--mode", "match"]  # long games: a worker is mid-game when the parent dies
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    results = tmp_path / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (results.exists() and results.stat().st_size):
+        time.sleep(0.2)
+    assert results.exists(), "the tournament never wrote a result"
+
+    def children() -> list[int]:
+        out = subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(proc.pid)], capture_output=True, text=True
+        ).stdout
+        return [int(x) for x in out.split()]
+
+    kids = children()
+    assert len(kids) >= 2
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 1.5  # at once, not after the game in hand
+    alive = kids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [k for k in kids if os.path.exists(f"/proc/{k}") and _not_zombie(k)]
+    assert not alive, f"workers {alive} outlived their parent"
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
