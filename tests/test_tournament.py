@@ -318,3 +318,23 @@ def _not_zombie(pid: int) -> bool:
             return f.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_ctrl_c_says_how_to_resume_without_a_traceback(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "experiments.tournament", "heuristic", "random"]
+    cmd += ["--pairs", "400", "--workers", "2", "--out", str(tmp_path), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = tmp_path / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (results.exists() and results.stat().st_size):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "resume" in err
+    assert tour.read_results(results)  # the finished games are kept
