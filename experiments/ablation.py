@@ -1,12 +1,14 @@
 """Ablations of the self-play recipe on one budget: ``python -m experiments.ablation``.
 
-Each variant is the default config with some keys overridden, trained for ``--seconds``
-(warm start included, as in the main job; warm-start data comes from the shared cache after
-the first variant, and its generation time is reported beside it), then evaluated by the
-run's final duplicate evaluation against ``heuristic`` (``--pairs`` pairs, random levels
-and tribute). Results go to ``results/ablation.json`` and a Markdown table on stdout.
+Each variant is the default config with some keys overridden, trained on one budget —
+``--samples`` learner samples (the fair choice on a shared machine: it does not depend on
+what else runs), or ``--seconds`` of wall time (warm start included, as in the main job) —
+then evaluated by the run's final duplicate evaluation against ``heuristic`` (``--pairs``
+pairs, random levels and tribute). Warm-start data comes from the shared cache after the
+first variant; its generation time is reported beside it. Results go to
+``results/ablation.json`` and a Markdown table on stdout.
 
-    python -m experiments.ablation --seconds 600 --pairs 300 full no_plan no_bc
+    python -m experiments.ablation --samples 3000000 --pairs 300 full no_plan no_bc
 """
 
 from __future__ import annotations
@@ -25,13 +27,18 @@ VARIANTS: dict[str, list[str]] = {
 }
 
 
-def run_variant(name: str, seconds: float, pairs: int, runs_dir: Path) -> dict:
+def run_variant(
+    name: str, seconds: float | None, samples: int | None, pairs: int, runs_dir: Path
+) -> dict:
     from experiments.selfplay import main
 
+    budget = (
+        [f"stop.env_steps={samples}", "stop.time_s=null"] if samples else [f"stop.time_s={seconds}"]
+    )
     args = [
         f"runs_dir={runs_dir}",
         f"name={name}",
-        f"stop.time_s={seconds}",
+        *budget,
         "eval.every_s=0",
         f"eval.final_pairs={pairs}",
         "eval.opponents=[heuristic]",
@@ -61,7 +68,10 @@ def run_variant(name: str, seconds: float, pairs: int, runs_dir: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.ablation")
     p.add_argument("variants", nargs="*", default=["full", "no_plan", "no_bc"])
-    p.add_argument("--seconds", type=float, default=600.0)
+    p.add_argument("--seconds", type=float, default=600.0, help="wall-time budget per variant")
+    p.add_argument(
+        "--samples", type=int, help="learner-sample budget per variant (overrides --seconds)"
+    )
     p.add_argument("--pairs", type=int, default=300)
     p.add_argument("--runs-dir", type=Path, default=Path("runs/ablation"))
     p.add_argument("--out", type=Path, default=Path("results/ablation.json"))
@@ -71,16 +81,18 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown variant(s) {bad}; known: {sorted(VARIANTS)}")
     rows = []
     for name in args.variants:
-        rows.append(run_variant(name, args.seconds, args.pairs, args.runs_dir))
+        rows.append(run_variant(name, args.seconds, args.samples, args.pairs, args.runs_dir))
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=2) + "\n")
-    print("| variant | samples | vs heuristic: duplicate win [95% CI] | level gain per deal |")
-    print("| --- | ---: | --- | --- |")
+    head = ["variant", "samples", "run time", "vs heuristic: duplicate win [95% CI]", "gain/deal"]
+    print("| " + " | ".join(head) + " |")
+    print("| --- | ---: | ---: | --- | --- |")
     for r in rows:
         lo, hi = r["dup_win_rate_ci"]
         glo, ghi = r["mean_gain_ci"]
         print(
-            f"| {r['variant']} | {r['samples'] / 1e6:.2f} M | {r['dup_win_rate']:.1%} "
+            f"| {r['variant']} | {r['samples'] / 1e6:.2f} M | {r['run_seconds'] / 60:.1f} min "
+            f"| {r['dup_win_rate']:.1%} "
             f"[{lo:.1%}, {hi:.1%}] | {r['mean_gain']:+.2f} [{glo:+.2f}, {ghi:+.2f}] |"
         )
     return 0

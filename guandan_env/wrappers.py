@@ -25,6 +25,11 @@ class SingleAgentEnv(gym.Env):
 
     ``policies`` maps other seats (0..3) to policies; missing seats play uniformly at random.
     Remaining keyword arguments are the AEC env config (``guandan_env.env``).
+
+    Gymnasium's convention is that every action of ``action_space`` may be stepped, so here
+    ``illegal_action`` defaults to ``"penalize"``: an illegal id ends the episode with
+    ``illegal_penalty`` (Gymnasium's ``check_env`` passes; ``action_masks()`` gives the legal
+    set). Pass ``illegal_action="raise"`` for the AEC env's strict default.
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -56,6 +61,7 @@ class SingleAgentEnv(gym.Env):
         self.policies = {
             s: policies.get(s) or UniformRandomPolicy() for s in range(4) if s != learner_seat
         }
+        config.setdefault("illegal_action", "penalize")
         self.aec = raw_env(**config)
         self.render_mode = self.aec.render_mode
         self.observation_space = self.aec.observation_space(self.learner)
@@ -75,7 +81,7 @@ class SingleAgentEnv(gym.Env):
     def step(self, action: int):
         if self.aec.terminations[self.learner] or self.aec.truncations[self.learner]:
             raise ValueError("the episode is over: call reset() (step after termination)")
-        self.aec.step(int(action))
+        self.aec.step(action)  # the env checks it (an int id; numpy ints included)
         reward, done = self._advance()
         obs = self.aec.observe(self.learner)
         info = dict(self.aec.infos[self.learner])
