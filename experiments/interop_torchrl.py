@@ -56,7 +56,12 @@ def collect_and_learn(frames: int = 400, seed: int = 0) -> dict:
     env = make_env(seed)
     policy, net = make_policy()
     collector = Collector(
-        env, policy, frames_per_batch=frames, total_frames=frames, split_trajs=False
+        env,
+        policy,
+        frames_per_batch=frames,
+        total_frames=frames,
+        split_trajs=False,
+        auto_register_policy_transforms=False,  # a feed-forward policy needs none
     )
     batch = next(iter(collector))
     collector.shutdown()
