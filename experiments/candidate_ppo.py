@@ -281,7 +281,8 @@ class GuandanPPO(PPO):
             raise RuntimeError(f"only {sent} env runners accepted the league update")
 
     def stop_sampling(self) -> None:
-        """Wait for (and drop) the queued samples: before shutdown, and in tests."""
+        """Wait for (and drop) the queued samples, e.g. before inspecting runners in tests
+        (a run's shutdown stops the runners without waiting)."""
         deadline = time.monotonic() + float(self.config.sample_timeout_s)
         while self._queued and any(self._queued.values()) and time.monotonic() < deadline:
             self._fetch("sample", wait_s=0.05)

@@ -286,19 +286,18 @@ class raw_env(AECEnv):
                     f"illegal action {action!r} by {agent} (seat {seat}): {e}"
                 ) from None
             a = -1
-        if a < 0 or not self._mask[a]:
-            if self.config["illegal_action"] == "raise":
-                raise ValueError(g.explain_illegal(a))
-            self._cumulative_rewards[agent] = 0.0
-            self.rewards = dict.fromkeys(self.agents, 0.0)
+        illegal = a < 0 or not self._mask[a]
+        if illegal and self.config["illegal_action"] == "raise":
+            raise ValueError(g.explain_illegal(a))
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if illegal:  # penalize mode
             self.rewards[agent] = float(self.config["illegal_penalty"])
             self.terminations = dict.fromkeys(self.agents, True)
             for ag in self.agents:
                 self.infos[ag]["illegal_action"] = agent
             self._accumulate_rewards()
             return
-        self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
         returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == "return" else None
         faces = g.step(a, self._mask)
         infos = self.infos

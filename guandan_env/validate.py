@@ -30,9 +30,7 @@ def integer(x: Any, name: str, lo: int | None = None, hi: int | None = None, rul
         raise ValueError(f"{name} must be an integer, got {_shown(x)} ({type(x).__name__})")
     v = int(x)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
-        lo_t = "" if lo is None else f"{lo}"
-        hi_t = "" if hi is None else f"{hi}"
-        bounds = f">= {lo_t}" if hi is None else f"<= {hi_t}" if lo is None else f"in {lo}..{hi}"
+        bounds = f">= {lo}" if hi is None else f"<= {hi}" if lo is None else f"in {lo}..{hi}"
         raise ValueError(
             f"{name} {v} is out of range: must be {bounds}{f' ({rule})' if rule else ''}"
         )
