@@ -69,11 +69,15 @@ def play_game(
     options: dict | None = None,
     agent_seed: int | None = None,
     replay_path: str | Path | None = None,
+    observer: Any = None,
 ) -> dict[str, Any]:
     """Play one game (a deal or a match, per ``config["mode"]``) and return its record.
 
     With ``replay_path`` the game is also saved there as a JSON replay
     (``guandan_env.replay``; ``python -m experiments.replay FILE`` shows it).
+    ``observer`` (optional) watches the table: ``before_act(env)`` before every decision and
+    ``after_step(env, seat, action, hands_before)`` after it (``hands_before``: the four
+    hands before the move); the protocol server (``experiments.serve``) uses it.
 
     ``agents_by_seat[s]`` plays seat ``s`` (seats 0, 2 are team 0). Each agent is reset with a
     seed derived from ``agent_seed`` (default: ``seed``) and its seat. The record holds
@@ -100,10 +104,15 @@ def play_game(
         if env.terminations[name] or env.truncations[name]:
             break
         seat = AGENTS.index(name)
+        if observer is not None:
+            observer.before_act(env)
         action = agents_by_seat[seat].act(LazyObservation(env, name), env.infos[name])
         deal_level = env.game.level
+        hands_before = env.game.hands.copy() if observer is not None else None
         env.step(int(action))
         steps += 1
+        if observer is not None:
+            observer.after_step(env, seat, int(action), hands_before)
         res = env.infos[AGENTS[0]].get("deal_result")
         if res is not None:
             deals.append(

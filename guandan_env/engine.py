@@ -299,12 +299,30 @@ class Game:
         if self.phase == "return":
             self._do_return(seat, faces[0])
             return faces
+        self._apply(seat, a, faces)
+        return faces
+
+    def apply_move(self, seat: int, action: int, faces) -> None:
+        """Apply a play or pass made at another table whose cards are known (a mirror kept
+        from a remote server's messages, ``agents.remote``): the trick, wind and deal-end
+        rules of ``step`` (R-5, R-6), without its legality check; ``seat`` must hold
+        ``faces``."""
+        if self.phase != "play":
+            raise ValueError(f"no play is due in phase {self.phase!r} (R-5)")
+        a = T.check_action(action)
+        faces = tuple(int(f) for f in faces)
+        need = np.bincount(np.asarray(faces, dtype=np.int64), minlength=NUM_FACES)
+        if (need > self.hands[seat]).any():
+            raise ValueError(f"seat {seat} does not hold the cards {list(faces)} it played")
+        self.to_act = int(seat)
+        self._apply(int(seat), a, faces)
+
+    def _apply(self, seat: int, a: int, faces: tuple[int, ...]) -> None:
         self.history.append((seat, a, faces))
         if a == T.PASS_ACTION:
             self._do_pass()
         else:
             self._do_play(seat, a, faces)
-        return faces
 
     def explain_illegal(self, a: int) -> str:
         seat = self.to_act
