@@ -1,11 +1,14 @@
 """Other libraries, run for real on our envs: Gymnasium's ``check_env``, RLlib's stock
-``PettingZooEnv`` wrapper and TorchRL's ``PettingZooWrapper`` with action masks."""
+``PettingZooEnv`` wrapper, TorchRL's ``PettingZooWrapper`` with action masks, and OpenSpiel
+(our game registered with ``pyspiel``, its generic checks and its MCTS bots)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import guandan_env
+from guandan_env.actions import NUM_ACTIONS
 from guandan_env.wrappers import SingleAgentEnv
 
 
@@ -53,3 +56,78 @@ def test_torchrl_collects_whole_deals_with_masks_and_learns():
     out = collect_and_learn(frames=300, seed=1)
     assert out["frames"] == out["decisions"] == 300
     assert out["deals"] >= 1 and out["all_legal"] and out["grad_norm"] > 0
+
+
+# ------------------------------------------------------------------ OpenSpiel
+def _openspiel():
+    import pyspiel
+
+    import guandan_env.openspiel_game  # noqa: F401  (registers python_guandan)
+
+    return pyspiel
+
+
+def test_openspiel_game_declares_honest_bounds_and_passes_random_sim_test():
+    pyspiel = _openspiel()
+    game = pyspiel.load_game("python_guandan")
+    info = game.get_type(), game
+    assert game.num_distinct_actions() == NUM_ACTIONS
+    assert game.num_players() == 4 and game.max_chance_outcomes() == 54
+    assert (game.min_utility(), game.max_utility(), game.utility_sum()) == (-3.0, 3.0, 0.0)
+    assert game.max_game_length() == 16 * 27
+    assert info[0].utility == pyspiel.GameType.Utility.ZERO_SUM
+    # OpenSpiel's own generic checks: legal actions, clones, returns, observations, strings
+    pyspiel.random_sim_test(game, num_sims=3, serialize=False, verbose=False)
+    small = pyspiel.load_game("python_guandan", {"cards_per_seat": 5, "level": "7"})
+    pyspiel.random_sim_test(small, num_sims=20, serialize=False, verbose=False)
+
+
+def test_openspiel_observations_come_from_our_encoder_and_respect_bounds():
+    pyspiel = _openspiel()
+    from guandan_env.observation import encode_game
+
+    game = pyspiel.load_game("python_guandan", {"cards_per_seat": 8})
+    state = game.new_initial_state()
+    rng = np.random.default_rng(0)
+    lengths = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes, probs = zip(*state.chance_outcomes(), strict=True)
+            assert abs(sum(probs) - 1) < 1e-9
+            state.apply_action(int(rng.choice(outcomes, p=probs)))
+            continue
+        p = state.current_player()
+        obs = np.asarray(state.observation_tensor(p), dtype=np.float32)
+        np.testing.assert_array_equal(obs, encode_game(state.game, p))
+        assert f"seat {p}" in state.information_state_string(p)
+        state.apply_action(int(rng.choice(state.legal_actions())))
+        lengths += 1
+    assert lengths <= game.max_game_length()
+    assert sum(state.returns()) == 0 and max(abs(r) for r in state.returns()) in (1, 2, 3)
+    with pytest.raises(ValueError, match="cards_per_seat"):
+        pyspiel.load_game("python_guandan", {"cards_per_seat": 28})
+
+
+def test_openspiel_mcts_bots_beat_random_in_evaluate_bots():
+    """A stock OpenSpiel algorithm on our game: MCTS (random rollouts) for one team against
+    uniform random bots, through ``evaluate_bots``, on small deals."""
+    pyspiel = _openspiel()
+    from open_spiel.python.algorithms import evaluate_bots, mcts
+    from open_spiel.python.bots import uniform_random
+
+    game = pyspiel.load_game("python_guandan", {"cards_per_seat": 5})
+    rng = np.random.RandomState(0)
+    evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=rng)
+    team_returns = []
+    for i in range(8):
+        team = i % 2
+        bots = [
+            mcts.MCTSBot(game, 2.0, 25, evaluator, random_state=rng)
+            if s % 2 == team
+            else uniform_random.UniformRandomBot(s, rng)
+            for s in range(4)
+        ]
+        returns = evaluate_bots.evaluate_bots(game.new_initial_state(), bots, rng)
+        assert sum(returns) == 0
+        team_returns.append(returns[team])
+    assert np.mean(team_returns) > 0.5, team_returns
