@@ -1,6 +1,7 @@
 """Other libraries, run for real on our envs: Gymnasium's ``check_env``, RLlib's stock
-``PettingZooEnv`` wrapper, TorchRL's ``PettingZooWrapper`` with action masks, and OpenSpiel
-(our game registered with ``pyspiel``, its generic checks and its MCTS bots)."""
+``PettingZooEnv`` wrapper, TorchRL's ``PettingZooWrapper`` with action masks, OpenSpiel
+(our game registered with ``pyspiel``, its generic checks and its MCTS bots) and Tianshou
+(its ``PettingZooEnv``, multi-agent dispatch, masked DQN and ``Collector``)."""
 
 from __future__ import annotations
 
@@ -131,3 +132,17 @@ def test_openspiel_mcts_bots_beat_random_in_evaluate_bots():
         assert sum(returns) == 0
         team_returns.append(returns[team])
     assert np.mean(team_returns) > 0.5, team_returns
+
+
+# ------------------------------------------------------------------ Tianshou
+def test_tianshou_collects_whole_deals_with_masks_and_updates_a_dqn():
+    """Tianshou's ``PettingZooEnv`` + ``MultiAgentOffPolicyAlgorithm``: a masked DQN team and
+    Tianshou's masked random team, whole deals through its ``Collector``, then DQN steps."""
+    from experiments.interop_tianshou import run
+
+    out = run(episodes=4, updates=2, seed=0)
+    assert out["episodes"] == 4
+    assert out["all_actions_legal"]
+    assert 0.3 < out["team0_share"] < 0.7  # both teams acted
+    assert out["decisions"] >= 4 * 40  # whole deals, not truncated stubs
+    assert len(out["losses"]) == 2 and all(np.isfinite(out["losses"]))
