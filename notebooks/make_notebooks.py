@@ -403,18 +403,25 @@ scalars = pd.DataFrame(
 )
 print(len(tags), "scalar tags:", ", ".join(tags[:8]), "…")
 curves = scalars.pivot_table(index="env_steps", columns="tag", values="value")
-curves[["train/reward_vs_bc", "loss/entropy", "loss/value"]]"""),
+shown = [t for t in ("train/reward_vs_bc", "loss/entropy", "loss/value") if t in curves]
+curves[shown]"""),
     md("""
 ## The learning curve
 
 Training reward of the learner's team against the behaviour-cloned league member (level gain
-per deal, ±1..3), the policy's entropy, and the duplicate evaluations against the baselines
-with their 95% intervals (run beside training; the final one after it).
+per deal, ±1..3; only when the league plays, `league.self_share < 1`: the smoke config has
+it, the default config is pure self-play), the policy's entropy, and the duplicate
+evaluations against the baselines with their 95% intervals (run beside training; the final
+one after it).
 """),
     code("""
 fig, axes = plt.subplots(1, 3, figsize=(14, 3.5))
-curves["train/reward_vs_bc"].dropna().plot(ax=axes[0], marker="o")
-axes[0].set_title("training reward vs the BC net")
+if "train/reward_vs_bc" in curves:
+    curves["train/reward_vs_bc"].dropna().plot(ax=axes[0], marker="o")
+    axes[0].set_title("training reward vs the BC net")
+else:
+    curves["loss/value"].dropna().plot(ax=axes[0], marker="o")
+    axes[0].set_title("value loss")
 curves["loss/entropy"].dropna().plot(ax=axes[1], marker="o")
 axes[1].set_title("policy entropy")
 for opp in ("random", "heuristic"):
