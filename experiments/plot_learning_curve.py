@@ -5,7 +5,8 @@
 Panels: duplicate win rate against each evaluation opponent over learner samples and over
 wall time (95% intervals shaded; the warm start counts in the time), mean level gain per deal
 over samples, and the learner's training reward against the league (the behaviour-cloned
-net and frozen snapshots).
+net and frozen snapshots) when the run had one, else the training throughput (learner
+samples/s per iteration, iterations that shared the CPUs with an evaluation marked).
 """
 
 from __future__ import annotations
@@ -49,13 +50,23 @@ def plot(run_dir: Path, out: Path, title: str | None = None) -> Path:
     ax_gs.set_ylabel("mean level gain per deal")
     ax_gs.set_xlabel("learner samples (millions)")
     x = prog["env_steps"] / 1e6
-    for kind in ("bc", "snapshot"):
-        col = f"reward_vs_{kind}"
-        if col in prog and prog[col].notna().any():
-            y = prog[col].rolling(20, min_periods=1).mean()
-            ax_tr.plot(x, y, lw=1.2, label=f"vs {kind} (20-iteration mean)")
-    ax_tr.axhline(0.0, color="grey", lw=0.8, ls="--")
-    ax_tr.set_ylabel("training reward of the learner team")
+    league = [
+        k for k in ("bc", "snapshot") if prog.get(f"reward_vs_{k}", pd.Series()).notna().any()
+    ]
+    for kind in league:
+        y = prog[f"reward_vs_{kind}"].rolling(20, min_periods=1).mean()
+        ax_tr.plot(x, y, lw=1.2, label=f"vs {kind} (20-iteration mean)")
+    if league:
+        ax_tr.axhline(0.0, color="grey", lw=0.8, ls="--")
+        ax_tr.set_ylabel("training reward of the learner team")
+    else:  # pure self-play: the reward is zero-sum, show the throughput instead
+        rate = prog["env_steps_per_s"] / 1e3
+        ax_tr.plot(x, rate, lw=0.6, alpha=0.5, label="per iteration")
+        ax_tr.plot(x, rate.rolling(20, min_periods=1).median(), lw=1.4, label="20-iteration median")
+        if "eval_running" in prog:
+            busy = prog["eval_running"].astype(bool)
+            ax_tr.scatter(x[busy], rate[busy], s=4, color="grey", label="evaluation running")
+        ax_tr.set_ylabel("learner samples/s (thousands)")
     ax_tr.set_xlabel("learner samples (millions)")
     for ax in axes.flat:
         ax.grid(alpha=0.3)
