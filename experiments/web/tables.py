@@ -1,0 +1,427 @@
+"""Game sessions of the web table: one ``WebTable`` per game, the engine as the only authority.
+
+A table holds the AEC env (recorded for a replay), the agents of the seats no human plays,
+and what each browser may see. ``view(seat)`` is the single place that decides what leaves
+the server: the seat's own hand, public plays, counts, levels (R-8.1), tribute cards
+(public) and return cards only for the two seats that exchanged them (R-8.2). Other hands go
+out only for a watch table (no human seat) whose viewer asked to see them.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.registry import make_agent
+from experiments.arena import LazyObservation, derive_seed
+from guandan_env import actions as T
+from guandan_env import protocol as P
+from guandan_env.aec import AGENTS, raw_env
+from guandan_env.api import action_text
+from guandan_env.cards import NUM_FACES, RANK_TEXT, face_text, is_wild, sort_key
+from guandan_env.replay import ReplayRecorder
+
+HUMAN = "human"
+MAX_TABLES = 64
+KIND_LABEL = {
+    "single": "single",
+    "pair": "pair",
+    "triple": "triple",
+    "full_house": "full house",
+    "straight": "straight",
+    "three_pairs": "three pairs",
+    "two_triples": "two triples",
+    "bomb": "bomb",
+    "straight_flush": "straight flush",
+    "four_jokers": "four jokers",
+    "pass": "pass",
+    "return": "return",
+}
+
+
+def card(face: int, level: int) -> dict[str, Any]:
+    return {"card": face_text(int(face)), "wild": bool(is_wild(int(face), level))}
+
+
+def cards_of(counts: np.ndarray, level: int) -> list[dict[str, Any]]:
+    """A hand in level order (R-2.4), wildcards marked."""
+    faces = np.repeat(np.arange(NUM_FACES), counts).tolist()
+    faces.sort(key=lambda f: sort_key(f, level))
+    return [card(f, level) for f in faces]
+
+
+def faces_list(faces, level: int) -> list[dict[str, Any]]:
+    fl = sorted((int(f) for f in faces), key=lambda f: sort_key(f, level))
+    return [card(f, level) for f in fl]
+
+
+class WebTable:
+    """One game: a deal or a match. ``seats[s]`` is ``"human"`` or an agent spec."""
+
+    def __init__(
+        self,
+        seats: list[str],
+        mode: str = "deal",
+        random_levels: bool = False,
+        random_tribute: bool = False,
+        seed: int | None = None,
+        out: Path | None = None,
+        options: dict | None = None,
+    ) -> None:
+        if len(seats) != 4:
+            raise ValueError(f"a table needs 4 seats, got {len(seats)}")
+        if mode not in ("deal", "match"):
+            raise ValueError(f"mode must be 'deal' or 'match', got {mode!r}")
+        if sum(s == HUMAN for s in seats) > 1:
+            raise ValueError("at most one human seat per table")
+        self.id = secrets.token_urlsafe(9)
+        self.seats = list(seats)
+        self.human = seats.index(HUMAN) if HUMAN in seats else None
+        self.mode = mode
+        self.seed = int(seed if seed is not None else secrets.randbits(62))
+        self.out = out
+        self.agents: dict[int, Any] = {}
+        for s, spec in enumerate(seats):
+            if spec != HUMAN:
+                agent = make_agent(spec, derive_seed(self.seed, s))
+                agent.reset(derive_seed(self.seed, s))
+                self.agents[s] = agent
+        cfg: dict[str, Any] = {"mode": mode}
+        if mode == "deal":
+            cfg.update(random_levels=bool(random_levels), random_tribute=bool(random_tribute))
+        self.env = ReplayRecorder(raw_env(**cfg))
+        # scenario options (hands, levels, previous_order, leader …) are the env's, checked
+        # there (guandan_env.scenario): a table can be set up for a lesson or a test
+        self.env.reset(seed=self.seed, options=options)
+        self.log: list[dict[str, Any]] = []  # moves: seat, text, cards, return_to (private)
+        self.results: list[dict[str, Any]] = []  # finished deals
+        self.hold: dict[str, Any] | None = None  # a finished deal shown until "continue"
+        self.over = False
+        self.created = time.time()
+        self.saved: Path | None = None
+        self.version = 0  # moves made and results left: a browser acts on the version it saw
+
+    # ------------------------------------------------------------------ moves
+    @property
+    def game(self):
+        return self.env.unwrapped.game
+
+    def to_act(self) -> int | None:
+        if self.over or self.hold is not None:
+            return None
+        return int(self.game.to_act)
+
+    def human_turn(self) -> bool:
+        return self.human is not None and self.to_act() == self.human
+
+    def legal_ids(self) -> list[int]:
+        return np.flatnonzero(self.env.unwrapped.action_mask()).tolist()
+
+    def play(self, seat: int, action: int, version: int | None = None) -> None:
+        """Apply ``action`` for ``seat``; ``ValueError`` (state unchanged) if it is not that
+        seat's turn, the browser acted on an older state (``version``, e.g. a double click),
+        or the action is illegal (the engine's words)."""
+        if version is not None and version != self.version:
+            raise ValueError("the table has moved on since that click: nothing was played")
+        if self.to_act() != seat:
+            raise ValueError(f"it is not seat {seat}'s turn")
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise ValueError(f"an action is an integer id, got {action!r}")
+        g = self.game
+        level = g.level
+        returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == "return" else None
+        before = g.hands[seat].copy()
+        self.env.step(action)  # raises with the rule if illegal; nothing changes then
+        res = self.env.unwrapped.infos[AGENTS[0]].get("deal_result")
+        if res is not None:  # the deal ended on this play: it emptied the hand
+            faces = np.repeat(np.arange(NUM_FACES), before)
+        elif returning_to is not None:
+            faces = [int(T.RETURN_FACE[action])]
+        else:
+            faces = self.game.history[-1][2]
+        self.log.append(
+            {
+                "seat": seat,
+                "text": "pass" if action == T.PASS_ACTION else action_text(action, level),
+                "cards": faces_list(faces, level),
+                "kind": T.KIND_NAMES[int(T.KIND[action])],
+                "return_to": returning_to,
+            }
+        )
+        self.version += 1
+        if res is not None:
+            self._deal_over(res)
+
+    def _deal_over(self, res: dict) -> None:
+        env = self.env.unwrapped
+        done = env.terminations[AGENTS[0]] or env.truncations[AGENTS[0]]
+        order = [int(s) for s in res["order"]]
+        result = {
+            "order": order,
+            "winner_team": int(res["winner_team"]),
+            "gain": int(res["gain"]),
+            "double_down": bool(res["double_down"]),
+            "deal_level": res["deal_level"],
+            "levels": [RANK_TEXT[lv] for lv in res["levels"]],
+            "match_winner": res["match_winner"],
+            "tribute_next": None if done else self._tribute_next(order, bool(res["double_down"])),
+        }
+        self.results.append(result)
+        self.hold = result
+        if done:
+            self.over = True
+            self.save()
+
+    @staticmethod
+    def _tribute_next(order: list[int], double_down: bool) -> str:
+        if double_down:
+            return f"seats {order[2]} and {order[3]} pay tribute (double tribute, R-7.2)"
+        return f"seat {order[3]} pays tribute to seat {order[0]} (R-7.1)"
+
+    def resume(self) -> None:
+        """Leave the finished deal's result (the next deal has already been dealt)."""
+        if self.hold is not None and not self.over:
+            self.hold = None
+            self.log.clear()
+            self.version += 1
+
+    def agent_move(self) -> bool:
+        """One agent decision if an agent is to act; False if a human or nobody is."""
+        seat = self.to_act()
+        if seat is None or seat not in self.agents:
+            return False
+        env = self.env.unwrapped
+        agent = self.agents[seat]
+        action = agent.act(LazyObservation(env, AGENTS[seat]), env.infos[AGENTS[seat]])
+        self.play(seat, int(action))
+        return True
+
+    # ------------------------------------------------------------------ what a browser sees
+    def view(self, viewer: int | None, show_hands: bool = False) -> dict[str, Any]:
+        g = self.game
+        level = g.level
+        me = viewer
+        left = g.cards_left()
+        last_of: dict[int, dict] = {}
+        for e in self.log:
+            if e["kind"] != "return":
+                last_of[e["seat"]] = e
+        log = [self._redact(e, me) for e in self.log[-12:]]
+        table_play = None
+        if g.phase == "play" and g.last_action >= 0 and self.hold is None:
+            lp = last_of.get(int(g.last_seat))
+            table_play = {
+                "seat": int(g.last_seat),
+                "text": action_text(g.last_action, level),
+                "cards": lp["cards"] if lp else [],
+            }
+        seats = []
+        for s in range(4):
+            name = "you" if s == me else ("human" if self.seats[s] == HUMAN else self.seats[s])
+            e = last_of.get(s)
+            seats.append(
+                {
+                    "seat": s,
+                    "name": name,
+                    "team": s % 2,
+                    "left": int(left[s]),
+                    "last": None if e is None else {"text": e["text"], "cards": e["cards"]},
+                    "place": int(g.finish_places()[s]),
+                    "hand": cards_of(g.hands[s], level)
+                    if (show_hands and self.human is None)
+                    else None,
+                }
+            )
+        out: dict[str, Any] = {
+            "type": "state",
+            "table": self.id,
+            "version": self.version,
+            "mode": self.mode,
+            "viewer": me,
+            "watch": self.human is None,
+            "deal": int(g.deal_number),
+            "level": RANK_TEXT[level],
+            "levels": [RANK_TEXT[lv] for lv in g.levels],
+            "leveling_team": g.leveling_team,
+            "phase": "over" if self.over else ("result" if self.hold else g.phase),
+            "to_act": self.to_act(),
+            "your_turn": me is not None and self.to_act() == me,
+            "hand": cards_of(g.hands[me], level) if me is not None else None,
+            "seats": seats,
+            "table_play": table_play,
+            "tributes": [
+                {"giver": t.giver, "receiver": t.receiver, "card": face_text(t.face)}
+                for t in g.tributes
+            ]
+            if self.hold is None
+            else [],
+            "resisted": bool(g.resisted),
+            "log": log,
+            "result": self.hold,
+            "results": self.results,
+            "legal": self._legal(me) if me is not None and self.to_act() == me else [],
+        }
+        return out
+
+    @staticmethod
+    def _redact(e: dict, me: int | None) -> dict:
+        if e["kind"] != "return" or me in (e["seat"], e["return_to"]):
+            return e
+        return {**e, "text": "return", "cards": []}  # R-8.2: only the two seats see the card
+
+    def _legal(self, seat: int) -> list[dict[str, Any]]:
+        """Every legal declaration with each card choice the hand allows (the engine's first)."""
+        g = self.game
+        level = g.level
+        out = []
+        for a in self.legal_ids():
+            kind = T.KIND_NAMES[int(T.KIND[a])]
+            if kind == "pass":
+                variants = [[]]
+            else:
+                variants = [
+                    [c["card"] for c in faces_list(v, level)]
+                    for v in P.variants(g.hands[seat], level, a, limit=64)
+                ]
+            out.append(
+                {
+                    "id": int(a),
+                    "kind": kind,
+                    "label": KIND_LABEL[kind],
+                    "text": "pass" if kind == "pass" else action_text(a, level),
+                    "variants": variants,
+                }
+            )
+        return out
+
+    # ------------------------------------------------------------------ records
+    def save(self) -> Path | None:
+        """The game's replay and, for a human game, a row of the results file."""
+        if self.out is None or self.saved is not None:
+            return self.saved
+        self.out.mkdir(parents=True, exist_ok=True)
+        path = self.out / "replays" / f"web_{self.id}.json"
+        self.env.save(path, meta={"agents": self.seats, "source": "web", "table": self.id})
+        self.saved = path
+        if self.human is not None:
+            team = self.human % 2
+            row = {
+                "table": self.id,
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "mode": self.mode,
+                "human_seat": self.human,
+                "partner": self.seats[(self.human + 2) % 4],
+                "opponents": [self.seats[(self.human + 1) % 4], self.seats[(self.human + 3) % 4]],
+                "deals": len(self.results),
+                "human_gain": sum(
+                    r["gain"] if r["winner_team"] == team else -r["gain"] for r in self.results
+                ),
+                "deals_won": sum(r["winner_team"] == team for r in self.results),
+                "replay": str(path),
+            }
+            with open(self.out / "human_results.jsonl", "a") as f:
+                f.write(json.dumps(row) + "\n")
+        return path
+
+
+def replay_frames(data: dict) -> list[dict[str, Any]]:
+    """Every state of a saved replay, all hands shown, for stepping back and forth."""
+    from guandan_env.replay import Replay, replay_steps, start_game
+
+    r = Replay.from_dict(data)
+    g = start_game(r)
+    frames = [_frame(g, None, None)]
+    for st in replay_steps(r):
+        frames.append(_frame(st.game, st, st.deal_result))
+    return frames
+
+
+def _frame(g, st, result) -> dict[str, Any]:
+    level = g.level
+    move = None
+    if st is not None:
+        lv = level if result is None else int(result["deal_level"])
+        move = {
+            "seat": st.seat,
+            "text": "pass" if st.action == T.PASS_ACTION else action_text(st.action, lv),
+            "cards": faces_list(st.faces, lv),
+        }
+    return {
+        "deal": int(g.deal_number),
+        "level": RANK_TEXT[level],
+        "levels": [RANK_TEXT[x] for x in g.levels],
+        "hands": [cards_of(g.hands[s], level) for s in range(4)],
+        "left": g.cards_left(),
+        "move": move,
+        "table": action_text(g.last_action, level)
+        if g.phase == "play" and g.last_action >= 0
+        else None,
+        "result": None
+        if result is None
+        else {
+            **result,
+            "deal_level": RANK_TEXT[int(result["deal_level"])],
+            "levels": [RANK_TEXT[x] for x in result["levels"]],
+        },
+    }
+
+
+def human_results(out: Path) -> list[dict[str, Any]]:
+    """Per agent spec the human played against: deals, the human's mean level gain per deal
+    and deal win rate, with 95% bootstrap intervals (``experiments.ratings``)."""
+    from experiments.ratings import bootstrap_ci
+
+    path = out / "human_results.jsonl"
+    rows = (
+        [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
+    )
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        key = " / ".join(sorted(set(r["opponents"])))
+        by.setdefault(key, []).append(r)
+    table = []
+    for opp, rs in sorted(by.items()):
+        gains = [r["human_gain"] for r in rs]
+        deals = [r["deals"] for r in rs]
+        won = [r["deals_won"] for r in rs]
+        g = bootstrap_ci(gains, deals)
+        w = bootstrap_ci(won, deals)
+        table.append(
+            {
+                "opponents": opp,
+                "games": len(rs),
+                "deals": int(sum(deals)),
+                "human_gain_per_deal": [round(x, 3) for x in g],
+                "human_deal_win_rate": [round(x, 3) for x in w],
+            }
+        )
+    return table
+
+
+class TableRegistry:
+    """The tables of one server; the oldest finished ones go first beyond ``MAX_TABLES``."""
+
+    def __init__(self, out: Path | None) -> None:
+        self.out = out
+        self.tables: dict[str, WebTable] = {}
+
+    def create(self, **kw) -> WebTable:
+        if len(self.tables) >= MAX_TABLES:
+            done = sorted((t for t in self.tables.values() if t.over), key=lambda t: t.created)
+            if not done:
+                raise ValueError(f"{MAX_TABLES} tables are open; finish one first")
+            del self.tables[done[0].id]
+        t = WebTable(out=self.out, **kw)
+        self.tables[t.id] = t
+        return t
+
+    def get(self, table_id: str) -> WebTable:
+        t = self.tables.get(table_id)
+        if t is None:
+            raise KeyError(f"no table {table_id!r}")
+        return t
