@@ -22,7 +22,8 @@ VARIANTS: dict[str, list[str]] = {
     "no_plan": ["model.features=[after]"],  # no hand plan, no public counting
     "no_features": ["model.features=[]"],  # candidate = action features + id embedding only
     "no_bc": ["warm_start.decisions=0"],  # no warm start, no anchor, no BC league member
-    "no_league": ["league.self_share=1.0"],  # pure self-play
+    # the default is pure self-play; this adds the league as it was before 2026-12-01
+    "league": ["league.self_share=0.7", "league.snapshot_every=10"],
     "no_anchor": ["anchor.coeff=0"],
 }
 

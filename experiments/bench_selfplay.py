@@ -31,9 +31,12 @@ def _quartiles(x) -> dict[str, float]:
     return {"p25": round(q[0], 1), "median": round(q[1], 1), "p75": round(q[2], 1)}
 
 
-def runner_ceiling(cfg: dict, calls: int = 6) -> dict:
-    """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner`` (pure
-    self-play tables: no league yet)."""
+def runner_ceiling(
+    cfg: dict, calls: int = 6, weights: dict | None = None, league: list | None = None
+) -> dict:
+    """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner``:
+    ``weights`` (trained ``CandidateNet`` weights; default: the initial ones) and ``league``
+    (``[(name, weights)]`` members; with ``league.self_share`` < 1 they play)."""
     import gymnasium as gym
     import torch
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -56,10 +59,14 @@ def runner_ceiling(cfg: dict, calls: int = 6) -> dict:
         env_config=env_config,
     )
     runner = VectorEnvRunner(config=config, worker_index=0)
+    if weights is not None:
+        runner.set_main_weights(weights)
+    if league:
+        runner.set_league(league)
     runner.sample()
     runner.sample()  # past the first deals' wave
     runner.get_metrics()
-    decisions, samples = [], []
+    decisions, samples, cands = [], [], []
     for _ in range(calls):
         t = time.process_time()
         s = runner.sample()
@@ -67,9 +74,12 @@ def runner_ceiling(cfg: dict, calls: int = 6) -> dict:
         m = runner.get_metrics()
         decisions.append(m["num_game_steps"] / dt)
         samples.append(len(s["actions"]) / dt)
+        cands.append(float(s["cand_count"].mean()))
     return {
         "decisions_per_cpu_s": _quartiles(decisions),
         "samples_per_cpu_s": _quartiles(samples),
+        "candidates_per_decision": round(float(np.mean(cands)), 2),
+        "plan_memo_hit_rate": round(float(runner.get_metrics()["plan_cache_hit_rate"]), 3),
         "last_sample": s,
     }
 
@@ -157,11 +167,24 @@ def training_loop(seconds: float, skip: int, overrides: list[str]) -> dict:
     }
 
 
+def _with_league(cfg: dict) -> dict:
+    """``cfg`` with the league playing as it did before pure self-play became the default."""
+    return {**cfg, "league": {**cfg["league"], "self_share": 0.7}}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.bench_selfplay")
     p.add_argument("--seconds", type=float, default=150.0, help="training-loop budget")
     p.add_argument("--skip", type=int, default=5, help="first iterations left out")
     p.add_argument("--out", default="results/bench_selfplay.json")
+    p.add_argument(
+        "--trained",
+        default=None,
+        help="a checkpoint directory (policy.pt, league.pt): also measure the runner with "
+        "its trained weights, without and with its league (trained play has more candidates "
+        "per decision than the initial weights)",
+    )
+    p.add_argument("--no-loop", action="store_true", help="ceilings only, no training loop")
     p.add_argument("overrides", nargs="*", help="config overrides key=value, as for selfplay")
     args = p.parse_args(argv)
     if args.seconds <= 0 or args.skip < 1:
@@ -176,12 +199,38 @@ def main(argv: list[str] | None = None) -> int:
     out["learner"] = learner_ceiling(cfg, sample)
     print(
         f"runner ceiling: {rc['decisions_per_cpu_s']['median']:,.0f} game decisions "
-        f"({rc['samples_per_cpu_s']['median']:,.0f} learner samples) per CPU-second"
+        f"({rc['samples_per_cpu_s']['median']:,.0f} learner samples) per CPU-second, "
+        f"{rc['candidates_per_decision']} candidates per decision"
     )
     print(
         f"learner ceiling: {out['learner']['samples_per_cpu_s']['median']:,.0f} samples "
         "per CPU-second"
     )
+    if args.trained:
+        import torch
+
+        ck = Path(args.trained)
+        weights = torch.load(ck / "policy.pt", weights_only=False)["state_dict"]
+        members = list(torch.load(ck / "league.pt", weights_only=False).items())
+        for name, c, league in (
+            ("trained", cfg, None),
+            ("trained_league", _with_league(cfg), members),
+        ):
+            r = runner_ceiling(c, calls=8, weights=weights, league=league)
+            r.pop("last_sample")
+            out[f"runner_{name}"] = r
+            print(
+                f"runner ceiling, {name.replace('_', ' + ')} ({len(league or [])} members): "
+                f"{r['decisions_per_cpu_s']['median']:,.0f} game decisions per CPU-second "
+                f"[p25 {r['decisions_per_cpu_s']['p25']:,.0f}, p75 "
+                f"{r['decisions_per_cpu_s']['p75']:,.0f}], "
+                f"{r['candidates_per_decision']} candidates per decision"
+            )
+    if args.no_loop:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+        print(f"wrote {args.out}")
+        return 0
     out["loop"] = training_loop(args.seconds, args.skip, args.overrides)
     lp = out["loop"]["samples_per_s"]
     print(

@@ -76,8 +76,7 @@ class Hub:
             if table.hold is not None and table.human is None and not table.over:
                 table.resume()  # watch tables go straight on to the next deal
             elif not table.agent_move():
-                await self.push(table)
-                return
+                return  # a human's turn, or the game is over: the last move was pushed
             await self.push(table)
 
 

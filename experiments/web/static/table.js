@@ -124,6 +124,9 @@ function seatBox(box, s, isMe) {
 
 function render() {
   const st = state;
+  document.body.dataset.version = st.version;  // what a test (or a curious user) can wait on
+  document.body.dataset.phase = st.phase;
+  document.body.dataset.yourTurn = st.your_turn;
   const me = st.viewer;
   const base = me === null ? 0 : me;
   const rel = (k) => st.seats[(base + k) % 4];
@@ -159,7 +162,7 @@ function render() {
     };
     hand.append(e);
   });
-  $("#me").hidden = me === null;
+  $("#controls").hidden = me === null;
   $("#watch-controls").hidden = !st.watch;
   const box = $("#choices");
   box.replaceChildren();
