@@ -74,11 +74,15 @@ def browser():
 
 
 def _new_table(base: str, body: dict) -> str:
-    import httpx
+    import urllib.request
 
-    r = httpx.post(base + "/api/tables", json=body, timeout=30)
-    assert r.status_code == 200, r.text
-    return r.json()["table"]
+    req = urllib.request.Request(
+        base + "/api/tables",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())["table"]
 
 
 def _lesson_deal(seed: int = 3) -> list[str]:
