@@ -137,3 +137,34 @@ def test_tables_refuse_bad_seating():
         WebTable(["human", "random"])
     with pytest.raises(ValueError, match="mode"):
         WebTable(["human", "random", "random", "random"], mode="tournament")
+
+
+def test_a_match_goes_on_deal_after_deal_until_a_team_passes_a(client):
+    c, out = client
+    tid = _table(
+        c,
+        seats=["human", "random", "heuristic", "random"],
+        mode="match",
+        seed=4,
+        options={"levels": ["A", "K"], "leveling_team": 0},
+    )
+    deals = 0
+    with c.websocket_connect(f"/ws/{tid}") as ws:
+        last = -1
+        while deals < 60:
+            m = ws.receive_json()
+            assert m["type"] != "error", m
+            if m["phase"] == "over":
+                break
+            if m["phase"] == "result" and m["version"] != last:
+                last = m["version"]
+                deals += 1
+                assert m["result"]["tribute_next"]  # who pays whom next deal
+                ws.send_json({"type": "continue"})
+            elif m["your_turn"] and m["version"] != last:
+                last = m["version"]
+                ws.send_json(
+                    {"type": "act", "action": m["legal"][-1]["id"], "version": m["version"]}
+                )
+    assert m["phase"] == "over" and m["result"]["match_winner"] in (0, 1)
+    assert len(m["results"]) == deals + 1

@@ -251,7 +251,8 @@ class WebTable:
             "phase": "over" if self.over else ("result" if self.hold else g.phase),
             "to_act": self.to_act(),
             "your_turn": me is not None and self.to_act() == me,
-            "hand": cards_of(g.hands[me], level) if me is not None else None,
+            # while a finished deal is shown, the next one is already dealt: its hand waits
+            "hand": cards_of(g.hands[me], level) if me is not None and self.hold is None else None,
             "seats": seats,
             "table_play": table_play,
             "tributes": [
