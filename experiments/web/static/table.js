@@ -14,8 +14,9 @@ function cardEl(c, extra) {
   const t = c.card;
   const joker = t === "BJ" || t === "RJ";
   const e = el("span", "card" + (joker ? " joker" : "") + (c.wild ? " wild" : "") + (extra || ""));
-  e.textContent = joker ? (t === "BJ" ? "小王" : "大王") : SUIT[t[0]] + (t[1] === "T" ? "10" : t[1]);
-  if (!joker && (t[0] === "H" || t[0] === "D")) e.classList.add("red");
+  e.textContent = joker ? "JK" : SUIT[t[0]] + (t[1] === "T" ? "10" : t[1]);
+  if (joker) e.title = t === "BJ" ? "small joker (小王)" : "big joker (大王)";
+  if (t === "RJ" || (!joker && (t[0] === "H" || t[0] === "D"))) e.classList.add("red");
   if (c.wild) e.title = "wildcard (♥ of the level)";
   e.dataset.card = t;
   return e;
