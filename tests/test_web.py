@@ -184,13 +184,13 @@ def test_a_human_plays_a_whole_deal_by_clicking(server, browser):
     for c in ("H2", "H3", "H4", "H5", "H6"):
         browser.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{c}"]').click()
     texts = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#choices .choice")]
-    assert any("straight_flush" in t for t in texts) and any(
-        "straight " in t.replace("straight_flush", "") for t in texts
+    assert any("straight flush" in t for t in texts) and any(
+        "straight " in t.replace("straight flush", "") for t in texts
     ), texts
     sf = next(
         b
         for b in browser.find_elements(By.CSS_SELECTOR, "#choices .choice")
-        if "straight_flush" in b.text
+        if "straight flush" in b.text
     )
     _click_and_wait(browser, sf)
     # 3. play the deal out: pass when possible, else the first legal play

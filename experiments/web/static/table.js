@@ -22,6 +22,12 @@ function cardEl(c, extra) {
   return e;
 }
 
+// our declaration text, for people: "straight_flush H 7-8-9-T-J (1 wild)" reads
+// "straight flush ♥ 7-8-9-T-J (1 wild)"
+function pretty(text) {
+  return text.replace(/_/g, " ").replace(/\b([SHCD]) (?=[0-9TJQKA])/, (m, s) => SUIT[s] + " ");
+}
+
 function cardsEl(cards) {
   const box = el("span", "cards");
   for (const c of cards || []) box.append(cardEl(c));
@@ -117,7 +123,7 @@ function seatBox(box, s, isMe) {
   const place = s.place ? ` · place ${s.place}` : "";
   box.append(el("div", "left", `${s.left} cards left${place}`));
   const last = el("div", "last");
-  if (s.last) { last.append(el("span", "muted", s.last.text + " ")); last.append(cardsEl(s.last.cards)); }
+  if (s.last) { last.append(el("span", "muted", pretty(s.last.text) + " ")); last.append(cardsEl(s.last.cards)); }
   box.append(last);
   if (s.hand && !isMe) box.append(cardsEl(s.hand));
   box.classList.toggle("acting", state.to_act === s.seat);
@@ -143,7 +149,7 @@ function render() {
   const tp = $("#table-play");
   tp.replaceChildren();
   if (st.table_play) {
-    tp.append(el("div", "muted", `to beat: seat ${st.table_play.seat}`), el("div", "decl", st.table_play.text),
+    tp.append(el("div", "muted", `to beat: seat ${st.table_play.seat}`), el("div", "decl", pretty(st.table_play.text)),
               cardsEl(st.table_play.cards));
   } else if (st.phase === "play") tp.append(el("div", "muted", `seat ${st.to_act} leads`));
   else if (st.phase === "return") tp.append(el("div", "muted", `tribute returns: seat ${st.to_act} chooses`));
@@ -171,7 +177,7 @@ function render() {
     const opts = choices();
     if (selected.length && !opts.length) box.append(el("span", "error", "these cards make no legal play"));
     opts.forEach((a, k) => {
-      const b = el("button", "choice", `${k + 1}. ${st.phase === "return" ? "return " + a.variants[0][0] : "play as " + a.text}`);
+      const b = el("button", "choice", `${k + 1}. ${st.phase === "return" ? "return " + a.variants[0][0] : "play as " + pretty(a.text)}`);
       b.onclick = () => act(a.id);
       box.append(b);
     });
@@ -182,7 +188,7 @@ function render() {
   const list = $("#legal");
   list.replaceChildren();
   for (const a of st.legal || []) {
-    const li = el("li", null, a.text + " ");
+    const li = el("li", null, pretty(a.text) + " ");
     if (a.variants[0] && a.variants[0].length) li.append(el("span", "muted", a.variants[0].join(" ")));
     li.onclick = () => {
       if (a.kind === "pass") { act(a.id); return; }
