@@ -168,3 +168,12 @@ def test_a_match_goes_on_deal_after_deal_until_a_team_passes_a(client):
                 )
     assert m["phase"] == "over" and m["result"]["match_winner"] in (0, 1)
     assert len(m["results"]) == deals + 1
+
+
+def test_web_cli_refuses_a_bad_table(tmp_path):
+    from experiments.web.__main__ import main
+
+    for argv in (["--seat", "9"], ["--seat", "0", "--opponents", "nosuch"], ["--port", "-1"]):
+        with pytest.raises(SystemExit) as e:
+            main([*argv, "--out", str(tmp_path)])
+        assert e.value.code == 2

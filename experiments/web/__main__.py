@@ -1,4 +1,9 @@
-"""``python -m experiments.web [--host 127.0.0.1] [--port 8765] [--out runs/web]``."""
+"""``python -m experiments.web [--host 127.0.0.1] [--port 8765] [--out runs/web]``.
+
+With ``--seat`` (0..3, or ``watch``) a table is set up from the command line too
+(``--partner``, ``--opponents``, ``--mode``, ``--random-levels``, ``--random-tribute``) and its
+address printed; otherwise choose everything on the page.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--out", default="runs/web", help="replays and human results go here")
     p.add_argument("--delay", type=float, default=0.4, help="seconds between agent moves")
+    p.add_argument("--seat", default=None, help="set up a table: your seat 0..3, or 'watch'")
+    p.add_argument("--partner", default="heuristic", help="agent spec of your partner")
+    p.add_argument("--opponents", default="heuristic", help="agent spec of both opponents")
+    p.add_argument("--mode", choices=("deal", "match"), default="deal")
+    p.add_argument("--random-levels", action="store_true")
+    p.add_argument("--random-tribute", action="store_true")
     args = p.parse_args(argv)
     if not 0 <= args.port < 65536 or args.delay < 0:
         p.error("--port must be in 0..65535 and --delay >= 0")
@@ -22,6 +33,24 @@ def main(argv: list[str] | None = None) -> int:
 
     app = create_app(Path(args.out), args.delay)
     print(f"web table: http://{args.host}:{args.port}/  (Ctrl-C stops)", flush=True)
+    if args.seat is not None:
+        if args.seat == "watch":
+            seats = [args.partner, args.opponents, args.partner, args.opponents]
+        elif args.seat in ("0", "1", "2", "3"):
+            me = int(args.seat)
+            seats = [
+                "human" if s == me else (args.partner if s % 2 == me % 2 else args.opponents)
+                for s in range(4)
+            ]
+        else:
+            p.error(f"--seat must be 0..3 or 'watch', got {args.seat!r}")
+        try:
+            table = app.state.hub.open_table(
+                seats, args.mode, args.random_levels, args.random_tribute
+            )
+        except ValueError as e:
+            p.error(str(e))
+        print(f"your table: http://{args.host}:{args.port}/table/{table.id}", flush=True)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     except KeyboardInterrupt:

@@ -50,6 +50,24 @@ class Hub:
         self.tasks: dict[str, asyncio.Task] = {}
         self.settings: dict[str, dict] = {}  # per table: speed, paused (watch tables)
 
+    def open_table(
+        self, seats, mode="deal", random_levels=False, random_tribute=False, seed=None, options=None
+    ) -> WebTable:
+        """A new table (agent specs checked first), watch tables start paused."""
+        for s in seats:
+            if s != HUMAN:
+                make_agent(s, 0)  # a bad spec is refused here, with the registry's words
+        table = self.registry.create(
+            seats=seats,
+            mode=mode,
+            random_levels=random_levels,
+            random_tribute=random_tribute,
+            seed=seed,
+            options=options,
+        )
+        self.settings[table.id] = {"delay": self.delay, "paused": table.human is None}
+        return table
+
     def view(self, table: WebTable, v: Viewer) -> dict:
         paused = bool(self.settings.get(table.id, {}).get("paused"))
         return {**table.view(v.seat, v.show_hands), "paused": paused}
@@ -104,26 +122,19 @@ def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starl
                 and all(isinstance(s, str) for s in seats)
             ):
                 raise ValueError("seats must be a list of 4 strings: 'human' or agent specs")
-            for s in seats:
-                if s != HUMAN:
-                    make_agent(s, 0)  # a bad spec is refused here, with the registry's words
             seed = body.get("seed")
             if seed is not None:
                 seed = _int(seed, "seed", 0, 2**62)
-            table = hub.registry.create(
-                seats=seats,
-                mode=body.get("mode", "deal"),
-                random_levels=bool(body.get("random_levels", False)),
-                random_tribute=bool(body.get("random_tribute", False)),
-                seed=seed,
-                options=body.get("options"),
+            table = hub.open_table(
+                seats,
+                body.get("mode", "deal"),
+                bool(body.get("random_levels", False)),
+                bool(body.get("random_tribute", False)),
+                seed,
+                body.get("options"),
             )
         except (ValueError, json.JSONDecodeError) as e:
             return JSONResponse({"error": str(e)}, status_code=400)
-        hub.settings[table.id] = {
-            "delay": hub.delay if table.human is not None else 0.4,
-            "paused": table.human is None,
-        }
         return JSONResponse({"table": table.id, "seat": table.human})
 
     async def replays(request: Request):
