@@ -223,18 +223,18 @@ def test_a_human_plays_a_whole_deal_by_clicking(server, browser):
     assert list((out / "replays").glob(f"web_{table}.json"))
 
 
-def test_an_illegal_selection_cannot_be_played(server, browser):
-    base, _ = server
-    table = _new_table(
-        base,
-        {
-            "seats": ["human", "heuristic", "heuristic", "heuristic"],
-            "seed": 7,
-            "options": {"leader": 0},
-        },
-    )
+def _open_leading_table(browser, base: str, seed: int) -> str:
+    """A single deal against heuristics in which the human (seat 0) leads; waits for its turn."""
+    body = {"seats": ["human", "heuristic", "heuristic", "heuristic"], "seed": seed}
+    table = _new_table(base, {**body, "options": {"leader": 0}})
     browser.get(f"{base}/table/{table}")
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.yourTurn") == "true")
+    return table
+
+
+def test_an_illegal_selection_cannot_be_played(server, browser):
+    base, _ = server
+    _open_leading_table(browser, base, seed=7)
     cards = [
         (c.get_attribute("data-card"), "wild" in c.get_attribute("class"))
         for c in browser.find_elements(By.CSS_SELECTOR, "#hand .card")
@@ -255,16 +255,7 @@ def test_an_illegal_selection_cannot_be_played(server, browser):
 
 def test_a_reload_resumes_the_game(server, browser):
     base, _ = server
-    table = _new_table(
-        base,
-        {
-            "seats": ["human", "heuristic", "heuristic", "heuristic"],
-            "seed": 11,
-            "options": {"leader": 0},
-        },
-    )
-    browser.get(f"{base}/table/{table}")
-    _wait(browser, lambda d: d.execute_script("return document.body.dataset.yourTurn") == "true")
+    _open_leading_table(browser, base, seed=11)
     browser.find_element(By.CSS_SELECTOR, "#legal-list summary").click()
     browser.find_element(By.CSS_SELECTOR, "#legal li").click()
     _click_and_wait(browser, browser.find_element(By.CSS_SELECTOR, "#choices .choice"))

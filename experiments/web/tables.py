@@ -28,20 +28,6 @@ from guandan_env.replay import ReplayRecorder
 
 HUMAN = "human"
 MAX_TABLES = 64
-KIND_LABEL = {
-    "single": "single",
-    "pair": "pair",
-    "triple": "triple",
-    "full_house": "full house",
-    "straight": "straight",
-    "three_pairs": "three pairs",
-    "two_triples": "two triples",
-    "bomb": "bomb",
-    "straight_flush": "straight flush",
-    "four_jokers": "four jokers",
-    "pass": "pass",
-    "return": "return",
-}
 
 
 def card(face: int, level: int) -> dict[str, Any]:
@@ -293,7 +279,7 @@ class WebTable:
                 {
                     "id": int(a),
                     "kind": kind,
-                    "label": KIND_LABEL[kind],
+                    "label": kind.replace("_", " "),
                     "text": "pass" if kind == "pass" else action_text(a, level),
                     "variants": variants,
                 }
