@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             ("trained_league", _with_league(cfg), members),
         ):
             r = runner_ceiling(c, calls=8, weights=weights, league=league)
-            r.pop("last_sample")
+            trained_sample = r.pop("last_sample")
             out[f"runner_{name}"] = r
             print(
                 f"runner ceiling, {name.replace('_', ' + ')} ({len(league or [])} members): "
@@ -226,6 +226,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"{r['decisions_per_cpu_s']['p75']:,.0f}], "
                 f"{r['candidates_per_decision']} candidates per decision"
             )
+            if league is None:  # the learner on what trained play produces
+                lt = learner_ceiling(cfg, trained_sample)
+                out["learner_trained"] = lt
+                print(
+                    "learner ceiling on trained-play samples: "
+                    f"{lt['samples_per_cpu_s']['median']:,.0f} samples per CPU-second"
+                )
     if args.no_loop:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(out, indent=2) + "\n")

@@ -52,6 +52,7 @@ STRAIGHT_WINDOWS = np.array(
 STATE_DIM = PLAN_DIM + NR + NR + 3 + len(STRAIGHT_WINDOWS)
 
 _ALL_FEATURES = np.stack([action_features(lv) for lv in range(NR)])  # (13, A, F)
+_FLAT_FEATURES = _ALL_FEATURES.reshape(-1, _ALL_FEATURES.shape[2])  # row level * A + id
 _NAT = T.NAT.astype(np.int16)  # (A, 15)
 _WILDS = T.WILDS.astype(np.int16)
 _IS_BOMB = np.isin(T.KIND, T.BOMB_KINDS)
@@ -154,7 +155,7 @@ def decision_features(
         hand_plan, plan = plans
     phi = np.empty((ids.shape[0], CAND_DIM), dtype=np.float32)
     a0 = ACTION_FEATURE_DIM
-    phi[:, :a0] = _ALL_FEATURES[lv, ids]
+    phi[:, :a0] = np.take(_FLAT_FEATURES, lv * T.NUM_ACTIONS + ids, axis=0)  # 2x the 2-D gather
     natural = nat[:, :NR]
     after = phi[:, a0 : a0 + AFTER_DIM]
     after[:, 0] = (natural.sum(1) + nat[:, 13] + nat[:, 14] + wilds) == 0

@@ -614,9 +614,12 @@ def _greedy(
             delta[:, sel] = cs[:, _WHI[sel] + 1] - cs[:, _WLO[sel]]
         after = code[:, None] + delta
         left = wa[:, None] - _field(after, _F_DEF)
-        after &= (1 << _F_DEF[0]) - 1
-        val = _WCOST32[None, :] + _group_cost(after, np.maximum(left, 0))
-        val[left < 0] = 99
+        # only ~1 window in 9 is feasible (enough wildcards for its gaps): cost those alone
+        rr, cc = np.nonzero(left >= 0)
+        val = np.full((m, nc), 99, dtype=np.int32)
+        val[rr, cc] = _WCOST32[cc] + _group_cost(
+            after[rr, cc] & ((1 << _F_DEF[0]) - 1), left[rr, cc]
+        )
         best = val.argmin(1)
         take = val[np.arange(m), best] + qa < cur
         if not take.any():
