@@ -277,7 +277,3 @@ def component_action(comp: Component) -> int:
     """Action id of a split component (-1 if the table has no such action)."""
     kind, key, nat, wilds = comp
     return _COMPONENT_ACTION.get((kind, key, tuple(sorted(nat)), wilds), -1)
-
-
-def clear_memo() -> None:
-    _MEMO.clear()

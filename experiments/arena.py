@@ -30,7 +30,7 @@ AgentLike = Agent | str
 class LazyObservation(Mapping):
     """The env's observation dict, encoded only if an agent reads ``"observation"``.
 
-    Rule-based agents read only the mask; encoding the 1,640 floats costs about as much as
+    Rule-based agents read only the mask; encoding the 1,652 floats costs about as much as
     the engine step, so the game loop defers it.
     """
 
@@ -139,11 +139,6 @@ def play_game(
         "match_winner": env.game.match_winner if cfg.get("mode") == "match" else None,
         "steps": steps,
     }
-
-
-def seats_for(swap: int, a: Any, b: Any) -> list[Any]:
-    """Seat assignment of a duplicate pair's game: swap 0 puts A on seats 0/2, swap 1 on 1/3."""
-    return [a, b, a, b] if swap == 0 else [b, a, b, a]
 
 
 def team_view(record: dict[str, Any], team_a: int) -> dict[str, Any]:

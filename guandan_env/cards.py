@@ -77,10 +77,6 @@ def parse_rank(text: str) -> int:
     )
 
 
-def rank_text(rank: int) -> str:
-    return RANK_TEXT[rank]
-
-
 def parse_hand(text: str | list[str] | tuple[str, ...], max_cards: int = HAND_SIZE) -> np.ndarray:
     """Face counts (``uint8[54]``) of a hand given as card text or a list of card strings.
 
@@ -110,16 +106,6 @@ def parse_hand(text: str | list[str] | tuple[str, ...], max_cards: int = HAND_SI
             f"impossible hand: {int(counts.sum())} cards, a seat holds at most {max_cards} (R-1.2)"
         )
     return counts
-
-
-def check_counts(counts: np.ndarray) -> np.ndarray:
-    """Validate a face-count vector and return it as ``uint8[54]``."""
-    arr = np.asarray(counts)
-    if arr.shape != (NUM_FACES,):
-        raise ValueError(f"a hand is a vector of {NUM_FACES} face counts, got shape {arr.shape}")
-    if arr.min() < 0 or arr.max() > COPIES:
-        raise ValueError(f"face counts must be 0..{COPIES} (R-1.2)")
-    return arr.astype(np.uint8)
 
 
 def hand_faces(counts: np.ndarray) -> list[int]:

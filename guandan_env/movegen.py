@@ -226,10 +226,6 @@ def beats_row(level: int, last: int) -> np.ndarray:
     return np.unpackbits(beats_rows_packed(level)[last], count=T.NUM_ACTIONS).view(bool)
 
 
-def beats(a: int, last: int, level: int) -> bool:
-    return bool(beats_row(level, last)[a])
-
-
 # ---------------------------------------------------------------------------------------------
 # Masks
 

@@ -375,9 +375,6 @@ def replay_game(replay: Replay, verify: bool = True) -> Game:
     return game
 
 
-replay = replay_game  # the name used in DESIGN notes
-
-
 def check_final(replay: Replay, got: dict) -> None:
     """Compare recorded check values with ``got`` (``final_summary`` of the replayed game)
     and the replay's inputs with their recorded digest; ``ValueError`` listing every

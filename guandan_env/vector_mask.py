@@ -201,16 +201,6 @@ def _hand_state(counts: np.ndarray, levels: np.ndarray):
     return rank_state, jstate, ok.astype(np.int64) @ _POW2_10
 
 
-def exclusion_index(counts: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """``int64 (B, 15)``: the rows of ``EXCL`` a batch of hands selects (see module doc)."""
-    rank_state, jstate, ps = _hand_state(np.asarray(counts, dtype=np.uint8), np.asarray(levels))
-    idx = np.empty((rank_state.shape[0], _GROUPS), dtype=np.int64)
-    np.add(rank_state, _RANK_OFF, out=idx[:, :NUM_NATURAL_RANKS])
-    idx[:, 13] = _J_BASE + jstate
-    idx[:, 14] = _PS_BASE + ps
-    return idx
-
-
 def merged_index(counts: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """``int64 (B, 8)``: the rows of ``MERGED`` a batch of hands selects."""
     rank_state, jstate, ps = _hand_state(counts, levels)
