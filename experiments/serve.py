@@ -51,10 +51,6 @@ def _rank(level: int) -> str:
     return P.RANKS[int(level)]
 
 
-def _cards(counts: np.ndarray) -> list[str]:
-    return P.hand_cards(counts)
-
-
 class RemoteLink:
     """One remote participant: its current connection (or None) and its inbox."""
 
@@ -172,7 +168,7 @@ class ProtocolTable:
                     "stage": "episodeOver",
                     "order": [int(s) for s in result["order"]],
                     "curRank": result["deal_level"],
-                    "restCards": [[s, _cards(rest[s])] for s in range(4) if rest[s].any()],
+                    "restCards": [[s, P.hand_cards(rest[s])] for s in range(4) if rest[s].any()],
                 }
             )
         elif g.phase == "play" and g.last_action < 0:  # the trick ended: a new one starts
@@ -196,7 +192,7 @@ class ProtocolTable:
                     {
                         "type": "notify",
                         "stage": "beginning",
-                        "handCards": _cards(dealt[s]),
+                        "handCards": P.hand_cards(dealt[s]),
                         "myPos": s,
                         **self._ranks(g, s),
                     }
@@ -240,7 +236,7 @@ class ProtocolTable:
         msg = {
             "type": "act",
             "stage": stage,
-            "handCards": _cards(hand),
+            "handCards": P.hand_cards(hand),
             "myPos": seat,
             **self._ranks(g, seat),
             "publicInfo": [{"rest": int(left[s]), "playArea": self._area[s]} for s in range(4)],

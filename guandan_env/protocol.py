@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as T
-from .cards import BJ_FACE, BJ_RANK, HEARTS, NUM_FACES, RJ_FACE, RJ_RANK
+from .cards import BJ_FACE, BJ_RANK, FACE_RANK, HEARTS, NUM_FACES, RJ_FACE, RJ_RANK
 from .choice import choose_cards
 
 SUITS = "SHCD"
@@ -136,17 +136,13 @@ def entry(action: int, level: int, faces) -> list[Any]:
     else:
         ordered, pool = [], list(naturals)
         for r in slots:
-            hit = next((f for f in pool if r >= 0 and _rank(f) == r), None)
+            hit = next((f for f in pool if r >= 0 and int(FACE_RANK[f]) == r), None)
             if hit is None:
                 ordered.append(wilds.pop() if wilds else pool.pop(0))
             else:
                 pool.remove(hit)
                 ordered.append(hit)
     return [TYPE_OF_KIND[kind], rank_label(action, level), [card_text(f) for f in ordered]]
-
-
-def _rank(face: int) -> int:
-    return BJ_RANK if face == BJ_FACE else RJ_RANK if face == RJ_FACE else face // 4
 
 
 def variants(counts: np.ndarray, level: int, action: int, limit: int = MAX_VARIANTS):
@@ -233,7 +229,7 @@ def action_of_entry(e: Any, level: int) -> tuple[int, tuple[int, ...]]:
     nat = np.zeros(T.NAT.shape[1], dtype=np.int64)
     for f in faces:
         if f != wild:
-            nat[_rank(f)] += 1
+            nat[int(FACE_RANK[f])] += 1
     n_wild = sum(1 for f in faces if f == wild)
     ok = np.isin(T.KIND, kinds) & (T.WILDS == n_wild) & (T.NAT == nat).all(1)
     suits = {f % 4 for f in faces if f != wild and f < 52}

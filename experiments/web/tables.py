@@ -36,9 +36,7 @@ def card(face: int, level: int) -> dict[str, Any]:
 
 def cards_of(counts: np.ndarray, level: int) -> list[dict[str, Any]]:
     """A hand in level order (R-2.4), wildcards marked."""
-    faces = np.repeat(np.arange(NUM_FACES), counts).tolist()
-    faces.sort(key=lambda f: sort_key(f, level))
-    return [card(f, level) for f in faces]
+    return faces_list(np.repeat(np.arange(NUM_FACES), counts), level)
 
 
 def faces_list(faces, level: int) -> list[dict[str, Any]]:
