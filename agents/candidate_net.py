@@ -22,6 +22,7 @@ ablations.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,12 @@ from torch import nn
 
 from guandan_env.actions import NUM_ACTIONS
 from guandan_env.candidate_features import (
+    ACTION_FEATURE_TABLE,
     AFTER_DIM,
     CAND_DIM,
+    REST_DIM,
     STATE_DIM,
+    action_keys,
     candidates_packed,
     decision_features,
 )
@@ -52,6 +56,7 @@ DEFAULT_MODEL_CONFIG: dict[str, Any] = {
     "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
 }
 POLICY_FORMAT = "guandan-candidate-policy-v2"
+_FEATURE_TABLE = torch.from_numpy(ACTION_FEATURE_TABLE)  # shares the numpy table
 
 
 def check_model_config(model_config: dict | None) -> dict:
@@ -83,8 +88,9 @@ class Decisions:
     dense: torch.Tensor  # (N, 1 + STATE_DIM) float32: bomb-power scalar + state features
     rows: torch.Tensor  # (M,) int64: decision of each candidate, ascending
     ids: torch.Tensor  # (M,) int64: action id of each candidate
-    phi: torch.Tensor  # (M, CAND_DIM) float32
-    plans: tuple[np.ndarray, np.ndarray] | None = None  # candidate_features.plan_blocks
+    akeys: torch.Tensor  # (U,) int64: the batch's distinct rows of ACTION_FEATURE_TABLE
+    ainv: torch.Tensor  # (M,) int64: each candidate's position in akeys
+    rest: torch.Tensor  # (M, REST_DIM) float32: the candidate rows past the action block
 
     @property
     def n(self) -> int:
@@ -92,13 +98,13 @@ class Decisions:
 
 
 def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """0/1 column masks of the candidate and state inputs for the enabled blocks."""
-    cand = np.ones(CAND_DIM, dtype=np.float32)
-    a0 = ACTION_FEATURE_DIM
+    """0/1 column masks of the candidate (past the action block) and state inputs for the
+    enabled blocks."""
+    cand = np.ones(REST_DIM, dtype=np.float32)
     if "after" not in features:
-        cand[a0 : a0 + AFTER_DIM] = 0
+        cand[:AFTER_DIM] = 0
     if "plan" not in features:
-        cand[a0 + AFTER_DIM :] = 0
+        cand[AFTER_DIM:] = 0
     state = np.ones(STATE_DIM, dtype=np.float32)
     if "plan" not in features:
         state[:PLAN_DIM] = 0
@@ -107,28 +113,47 @@ def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return cand, state
 
 
+def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys ascending, position of each key among them)``; O(M + table)."""
+    present = np.zeros(ACTION_FEATURE_TABLE.shape[0], dtype=bool)
+    present[keys] = True
+    distinct = np.flatnonzero(present)
+    position = np.cumsum(present, dtype=np.int64) - 1
+    return distinct, position[keys]
+
+
 def prepare_binary(
     binary: np.ndarray,
     scalar: np.ndarray,
     mask_bits: np.ndarray,
     features: list[str] | None,
-    plans: tuple[np.ndarray, np.ndarray] | None = None,
+    shipped: tuple[np.ndarray, np.ndarray] | None = None,
     cache: PlanCache | None = None,
 ) -> Decisions:
     """Inputs from the observations' 0/1 part ``binary (N, OBS_BITS)`` (bool, or uint8 0/1),
-    their scalar and the packed masks (``plans``: see ``prepare_packed``; ``cache``: a
-    ``hand_plan.PlanCache`` for computing them)."""
+    their scalar and the packed masks. ``shipped``: the ``(state (N, STATE_DIM), rest
+    (M, REST_DIM))`` blocks of these decisions as an acting pass computed them (a stored
+    sample carries them), else they are computed here (``cache``: a ``hand_plan.PlanCache``)."""
     rows, ids = candidates_packed(mask_bits)
     n = binary.shape[0]
-    if rows.size == 0 or np.unique(rows).size != n:
+    if rows.size == 0 or not np.bincount(rows, minlength=n).all():
         raise ValueError("every decision needs at least one legal action in its mask")
-    if plans is not None and plans[1].shape[0] != rows.size:
-        raise ValueError(f"{plans[1].shape[0]} candidate plans for {rows.size} candidates")
-    phi, st, plans = decision_features(binary, rows, ids, plans, cache)
+    if shipped is None:
+        inputs = decision_features(binary, rows, ids, cache)
+        st, rest, keys = inputs.state, inputs.rest, inputs.keys
+    else:
+        st, rest = (np.asarray(x, dtype=np.float32) for x in shipped)
+        if st.shape != (n, STATE_DIM) or rest.shape != (rows.size, REST_DIM):
+            raise ValueError(
+                f"shipped features of shapes {st.shape}, {rest.shape} for {n} decisions with "
+                f"{rows.size} candidates (want ({n}, {STATE_DIM}), ({rows.size}, {REST_DIM}))"
+            )
+        keys = action_keys(binary, rows, ids)
     if features is not None and set(features) != set(FEATURE_BLOCKS):
         cm, sm = _block_mask(features)
-        phi *= cm
-        st *= sm
+        rest = rest * cm
+        st = st * sm
+    akeys, ainv = _distinct(keys)
     # over bools: 2x faster than over uint8, and faster than np.nonzero over the 2-D array
     flat = np.flatnonzero(binary.view(bool) if binary.dtype == np.uint8 else binary)
     r = flat // OBS_BITS
@@ -142,8 +167,9 @@ def prepare_binary(
         torch.from_numpy(dense),
         torch.from_numpy(rows),
         torch.from_numpy(ids),
-        torch.from_numpy(phi),
-        plans,
+        torch.from_numpy(akeys),
+        torch.from_numpy(ainv),
+        torch.from_numpy(np.ascontiguousarray(rest)),
     )
 
 
@@ -165,12 +191,12 @@ def prepare_packed(
     obs_scalar: np.ndarray,
     mask_bits: np.ndarray,
     features: list[str] | None = None,
-    plans: tuple[np.ndarray, np.ndarray] | None = None,
+    shipped: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Decisions:
-    """``prepare`` from ``guandan_env.packing`` arrays (stored samples); ``plans`` =
-    ``candidate_features.plan_blocks`` of these decisions, if the sampler shipped them."""
+    """``prepare`` from ``guandan_env.packing`` arrays (stored samples); ``shipped``: see
+    ``prepare_binary``."""
     binary = np.unpackbits(obs_bits, axis=1, count=OBS_BITS)
-    return prepare_binary(binary, obs_scalar, mask_bits, features, plans)
+    return prepare_binary(binary, obs_scalar, mask_bits, features, shipped)
 
 
 # ------------------------------------------------------------------ segment operations
@@ -213,6 +239,43 @@ def taken_index(rows: torch.Tensor, ids: torch.Tensor, actions: torch.Tensor) ->
 
 
 # ------------------------------------------------------------------ the network
+class _BitsTimesWeight(torch.autograd.Function):
+    """``X @ W`` for a 0/1 matrix ``X`` given as its set bits (row by row), forward by
+    ``embedding_bag`` (sum); backward ``dW = Xᵀ G`` as a sparse CSR product with ``Xᵀ``
+    built from the bits by one stable 16-bit sort. Same values as ``nn.EmbeddingBag``'s
+    own backward (up to float summation order), ~2x faster on CPU: that backward sorts and
+    scatters every (bit, row) pair and was a third of a PPO update."""
+
+    @staticmethod
+    def forward(ctx, weight, idx, offsets):
+        ctx.save_for_backward(idx, offsets)
+        ctx.shape = weight.shape
+        return nn.functional.embedding_bag(idx, weight, offsets, mode="sum")
+
+    @staticmethod
+    def backward(ctx, grad):
+        idx, offsets = ctx.saved_tensors
+        n, k = grad.shape[0], idx.shape[0]
+        counts = torch.diff(offsets, append=torch.tensor([k], dtype=offsets.dtype))
+        row = torch.repeat_interleave(torch.arange(n), counts)
+        order = torch.sort(idx.to(torch.int16), stable=True).indices  # bits < 2**15
+        crow = torch.zeros(ctx.shape[0] + 1, dtype=torch.int64)
+        torch.cumsum(torch.bincount(idx, minlength=ctx.shape[0]), 0, out=crow[1:])
+        with warnings.catch_warnings():  # "sparse CSR support is in beta"
+            warnings.simplefilter("ignore", UserWarning)
+            xt = torch.sparse_csr_tensor(
+                crow, row[order], torch.ones(k, dtype=grad.dtype), size=(ctx.shape[0], n)
+            )
+        return xt @ grad.contiguous(), None, None
+
+
+def bits_times_weight(weight: torch.Tensor, idx: torch.Tensor, offsets: torch.Tensor):
+    """Rows ``sum(weight[idx of the row])`` (see ``_BitsTimesWeight``)."""
+    if torch.is_grad_enabled() and weight.requires_grad:
+        return _BitsTimesWeight.apply(weight, idx, offsets)
+    return nn.functional.embedding_bag(idx, weight, offsets, mode="sum")
+
+
 def _mlp(sizes: list[int], last_relu: bool = True) -> nn.Sequential:
     layers: list[nn.Module] = []
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
@@ -263,9 +326,15 @@ class CandidateNet(nn.Module):
 
     def forward(self, d: Decisions) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits (M,), values (N,))``: unnormalised candidate scores and state values."""
-        x = self.obs_embed(d.obs_idx, d.obs_offsets) + self.dense_in(d.dense)
+        x = bits_times_weight(self.obs_embed.weight, d.obs_idx, d.obs_offsets)
+        x = x + self.dense_in(d.dense)
         h = self.trunk(torch.relu(x))
-        z = self.state_proj(h)[d.rows] + self.cand_proj(d.phi)
+        # cand_proj over the full candidate rows, with its action-block columns applied to
+        # the batch's distinct (level, id) rows only (~2.5x fewer than candidates)
+        w = self.cand_proj.weight
+        actions = nn.functional.linear(_FEATURE_TABLE[d.akeys], w[:, :ACTION_FEATURE_DIM])
+        z = self.state_proj(h)[d.rows] + actions[d.ainv]
+        z = z + nn.functional.linear(d.rest, w[:, ACTION_FEATURE_DIM:])
         if self.id_embedding is not None:
             z = z + self.id_embedding(d.ids)
         logits = self.scorer(torch.relu(z)).squeeze(-1)

@@ -111,7 +111,7 @@ def learner_ceiling(cfg: dict, sample: dict, repeats: int = 3) -> dict:
                 mb["obs_scalar"],
                 mb["mask_bits"],
                 net.features,
-                (mb["hand_plan"], mb["cand_plan"]),
+                (mb["state_feats"], mb["cand_rest"]),
             )
             logits, values = net(d)
             logp = segment_log_softmax(logits, d.rows, d.n)

@@ -43,7 +43,7 @@ from agents.candidate_net import (
 )
 from experiments.vector_runner import ATTACHED_METRICS, minibatches
 
-DECISION_TENSORS = ("obs_idx", "obs_offsets", "dense", "rows", "ids", "phi")
+DECISION_TENSORS = ("obs_idx", "obs_offsets", "dense", "rows", "ids", "akeys", "ainv", "rest")
 
 
 def _np(x) -> np.ndarray:
@@ -59,15 +59,15 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
         self.net = CandidateNet(cfg)
 
     def decisions(self, batch: dict):
-        plans = None
-        if "cand_plan" in batch:
-            plans = (_np(batch["hand_plan"]), _np(batch["cand_plan"]))
+        shipped = None
+        if "cand_rest" in batch:  # what the acting pass computed (vector_runner)
+            shipped = (_np(batch["state_feats"]), _np(batch["cand_rest"]))
         return prepare_packed(
             _np(batch["obs_bits"]),
             _np(batch["obs_scalar"]),
             _np(batch["mask_bits"]),
             self.net.features,
-            plans,
+            shipped,
         )
 
     def _forward(self, batch: dict, **kwargs) -> dict:
@@ -190,7 +190,7 @@ class GuandanPPO(PPO):
         batch = _concat(samples)
         n = int(batch["actions"].shape[0])
         # Minibatches are cut here, not by the Learner: each carries its rows' candidate
-        # plans, a ragged column RLlib's row slicing would cut wrongly.
+        # features, a ragged column RLlib's row slicing would cut wrongly.
         results = []
         for _ in range(int(self.config.num_epochs)):
             for mb in minibatches(batch, int(self.config.minibatch_size), self._rng()):

@@ -5,8 +5,8 @@ about the other hands. Numpy only.
 A policy that scores candidates (DouZero, DanZero, PerfectDou) needs, per decision, its legal
 action ids and a feature row per candidate. ``candidates_packed(mask_bits)`` flattens a batch
 of bit-packed masks into ``(rows, ids)`` (row-major: each row's candidates are contiguous and
-ascending). ``decision_features(obs, rows, ids)`` gives the
-candidate rows ``float32 (M, CAND_DIM)``:
+ascending). ``decision_features(obs, rows, ids)`` gives their ``CandidateInputs``; the full
+candidate rows ``float32 (M, CAND_DIM)`` (``candidate_rows``) are:
 
 ==============  =====  =====================================================================
 block           size   meaning
@@ -26,13 +26,16 @@ of that rank (≥ 4 with the unseen wildcards), the unseen jokers, whether four 
 possible, and per straight window whether the others may hold that straight (every rank
 unseen, the unseen wildcards filling at most the gaps).
 
-Everything is derived from the observation and the mask alone, so the acting side (the env
-runner) and the learning side (the PPO loss) compute the same inputs from the same stored
-sample. The plan is ``hand_plan``'s fast method (exact without sequences, sequences added
-greedily; never below the true count).
+Everything is derived from the observation and the mask alone. The acting side (the env
+runner) computes it once and ships the ``rest`` and ``state`` blocks with the sample, so the
+learning side (the PPO loss) reads exactly what the acting forward pass read. The plan is
+``hand_plan``'s fast method (exact without sequences, sequences added greedily; never below
+the true count).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,14 +48,18 @@ from .packing import set_bits
 
 NR = NUM_NATURAL_RANKS
 AFTER_DIM = 5
-CAND_DIM = ACTION_FEATURE_DIM + AFTER_DIM + PLAN_DIM + 1
+REST_DIM = AFTER_DIM + PLAN_DIM + 1  # a candidate's inputs besides its action block
+CAND_DIM = ACTION_FEATURE_DIM + REST_DIM
 STRAIGHT_WINDOWS = np.array(
     [T.seq_ranks(T.STRAIGHT, k) for k in T.seq_keys(T.STRAIGHT)], dtype=np.intp
 )  # (10, 5)
 STATE_DIM = PLAN_DIM + NR + NR + 3 + len(STRAIGHT_WINDOWS)
 
-_ALL_FEATURES = np.stack([action_features(lv) for lv in range(NR)])  # (13, A, F)
-_FLAT_FEATURES = _ALL_FEATURES.reshape(-1, _ALL_FEATURES.shape[2])  # row level * A + id
+# the action block of every (level, id): row level * NUM_ACTIONS + id
+ACTION_FEATURE_TABLE = np.ascontiguousarray(
+    np.stack([action_features(lv) for lv in range(NR)]).reshape(-1, ACTION_FEATURE_DIM),
+    dtype=np.float32,
+)
 _NAT = T.NAT.astype(np.int16)  # (A, 15)
 _WILDS = T.WILDS.astype(np.int16)
 _IS_BOMB = np.isin(T.KIND, T.BOMB_KINDS)
@@ -119,55 +126,58 @@ def _after_hands(hand_nat, hand_wilds, lv, ids):
     return nat, wilds
 
 
-def plan_blocks(obs: np.ndarray, rows: np.ndarray, ids: np.ndarray, cache: PlanCache | None = None):
-    """``(hand plan (N, PLAN_DIM), plan of each candidate's hand left (M, PLAN_DIM))``: the
-    costly part of ``decision_features``, computed once where the decision is made and
-    shipped with the sample so the learner need not repeat it."""
-    obs = np.asarray(obs)
-    level = levels_of(obs)
-    hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
-    hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
-    lv = level[rows]
-    nat, wilds = _after_hands(hand_nat[rows], hand_wilds[rows], lv, ids)
-    return hand_plan, plan_features(*_plan_inputs(nat, wilds), lv, cache=cache)
+@dataclass
+class CandidateInputs:
+    """What a candidate-scoring policy reads of a batch of decisions besides the observation.
+
+    The action block of a candidate's row depends only on (deal level, id), so it is given as
+    ``keys`` into ``ACTION_FEATURE_TABLE``: a network can project the distinct keys of a batch
+    once (a batch of ~25,000 candidates has ~10,000 distinct ones) instead of every row.
+    ``candidate_rows`` assembles the full ``(M, CAND_DIM)`` rows."""
+
+    keys: np.ndarray  # (M,) int64: row of ACTION_FEATURE_TABLE (level * NUM_ACTIONS + id)
+    rest: np.ndarray  # (M, REST_DIM) float32: the after, plan and plan-delta blocks
+    state: np.ndarray  # (N, STATE_DIM) float32: decision rows
+
+
+def action_keys(obs: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Row of ``ACTION_FEATURE_TABLE`` of each candidate (its deal level and id)."""
+    return levels_of(np.asarray(obs))[rows] * T.NUM_ACTIONS + ids
 
 
 def decision_features(
-    obs: np.ndarray, rows: np.ndarray, ids: np.ndarray, plans=None, cache: PlanCache | None = None
-) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """``(candidate rows float32 (M, CAND_DIM), decision rows float32 (N, STATE_DIM), plans)``.
+    obs: np.ndarray, rows: np.ndarray, ids: np.ndarray, cache: PlanCache | None = None
+) -> CandidateInputs:
+    """The inputs of candidates ``(rows, ids)`` of decisions ``obs``.
 
     ``obs``: observations ``(N, OBS_DIM)``, or their 0/1 part alone (any numeric dtype);
-    ``plans``: ``plan_blocks`` of the same decisions if already known (returned either way,
-    so a sampler can ship them with the sample); ``cache``: a ``hand_plan.PlanCache`` memo
-    for computing them (same answers, faster when hands repeat)."""
+    ``cache``: a ``hand_plan.PlanCache`` memo for the plans (same answers, faster when hands
+    repeat)."""
     obs = np.asarray(obs)
     level = levels_of(obs)
     hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
     lv = level[rows]
     nat, wilds = _after_hands(hand_nat[rows], hand_wilds[rows], lv, ids)
-    if plans is None:
-        # the hand first: a pass leaves it as it is, so the memo answers those candidates
-        hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
-        plan = plan_features(*_plan_inputs(nat, wilds), lv, cache=cache)
-        plans = (hand_plan, plan)
-    else:
-        hand_plan, plan = plans
-    phi = np.empty((ids.shape[0], CAND_DIM), dtype=np.float32)
-    a0 = ACTION_FEATURE_DIM
-    phi[:, :a0] = np.take(_FLAT_FEATURES, lv * T.NUM_ACTIONS + ids, axis=0)  # 2x the 2-D gather
+    # the hand first: a pass leaves it as it is, so the memo answers those candidates
+    hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
+    plan = plan_features(*_plan_inputs(nat, wilds), lv, cache=cache)
+    rest = np.empty((ids.shape[0], REST_DIM), dtype=np.float32)
     natural = nat[:, :NR]
-    after = phi[:, a0 : a0 + AFTER_DIM]
-    after[:, 0] = (natural.sum(1) + nat[:, 13] + nat[:, 14] + wilds) == 0
+    rest[:, 0] = (natural.sum(1) + nat[:, 13] + nat[:, 14] + wilds) == 0
     broken = _bombs(hand_nat)[rows] - _bombs(nat)
-    after[:, 1] = np.where(_IS_BOMB[ids], 0, broken) / 4.0
-    after[:, 2] = (natural == 1).sum(1) / 13.0
-    after[:, 3] = (natural == 2).sum(1) / 13.0
-    after[:, 4] = (natural == 3).sum(1) / 13.0
-    p0 = a0 + AFTER_DIM
-    phi[:, p0 : p0 + PLAN_DIM] = plan
-    phi[:, -1] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays / 10 -> delta / 4
-    return phi, _state_features(obs, level, hand_plan), plans
+    rest[:, 1] = np.where(_IS_BOMB[ids], 0, broken) / 4.0
+    rest[:, 2] = (natural == 1).sum(1) / 13.0
+    rest[:, 3] = (natural == 2).sum(1) / 13.0
+    rest[:, 4] = (natural == 3).sum(1) / 13.0
+    rest[:, AFTER_DIM : AFTER_DIM + PLAN_DIM] = plan
+    rest[:, -1] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays / 10 -> delta / 4
+    keys = lv * T.NUM_ACTIONS + ids
+    return CandidateInputs(keys, rest, _state_features(obs, level, hand_plan))
+
+
+def candidate_rows(inputs: CandidateInputs) -> np.ndarray:
+    """The full candidate rows ``float32 (M, CAND_DIM)`` (action block, then the rest)."""
+    return np.concatenate([ACTION_FEATURE_TABLE[inputs.keys], inputs.rest], axis=1)
 
 
 def _state_features(obs: np.ndarray, level: np.ndarray, hand_plan: np.ndarray) -> np.ndarray:

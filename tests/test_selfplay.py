@@ -61,6 +61,38 @@ def test_candidate_probabilities_are_zero_off_the_legal_set_and_sum_to_one():
         assert values.shape == (d.n,)
 
 
+def test_fast_forward_and_backward_equal_the_plain_network_math():
+    """The network's two shortcuts change no value: the action block projected over the
+    batch's distinct (level, id) rows, and the first layer's sparse backward (both against
+    the plain math: ``cand_proj`` over full candidate rows, ``nn.EmbeddingBag``)."""
+    from agents.candidate_net import bits_times_weight
+    from guandan_env.candidate_features import candidate_rows, candidates_packed, decision_features
+    from guandan_env.packing import OBS_BITS, pack_masks
+
+    torch.manual_seed(0)
+    net = CandidateNet(SMALL_MODEL)
+    obs, mask = _decisions()[20]
+    d = net.prepare(obs, mask)
+    assert d.akeys.shape[0] < d.ids.shape[0]  # distinct rows: fewer than candidates
+    rows, ids = candidates_packed(pack_masks(mask))
+    inputs = decision_features(obs[:, :OBS_BITS], rows, ids)
+    full = torch.from_numpy(candidate_rows(inputs))
+    x = net.obs_embed(d.obs_idx, d.obs_offsets) + net.dense_in(d.dense)
+    h = net.trunk(torch.relu(x))
+    z = net.state_proj(h)[d.rows] + net.cand_proj(full) + net.id_embedding(d.ids)
+    plain = net.scorer(torch.relu(z)).squeeze(-1)
+    logits, _ = net(d)
+    assert torch.allclose(logits, plain, atol=1e-5)
+
+    weight = torch.nn.Parameter(torch.randn(OBS_BITS, 8, dtype=torch.float64))
+    grad = torch.randn(d.n, 8, dtype=torch.float64)
+    bits_times_weight(weight, d.obs_idx, d.obs_offsets).backward(grad)
+    fast = weight.grad.clone()
+    weight.grad = None
+    torch.nn.functional.embedding_bag(d.obs_idx, weight, d.obs_offsets, mode="sum").backward(grad)
+    assert torch.allclose(fast, weight.grad, atol=1e-10)
+
+
 def test_sampled_and_greedy_actions_are_legal_and_seeded():
     net = CandidateNet(SMALL_MODEL)
     obs, mask = _decisions()[20]
@@ -321,21 +353,30 @@ def test_gae_targets_are_the_deal_reward_with_lambda_one():
     assert m["num_env_steps_sampled"] == len(s["actions"])
 
 
-def test_shipped_candidate_plans_equal_recomputed_ones_in_every_minibatch():
-    """The runner ships each decision's plans (computed when it acted); the learner's
-    minibatches must carry exactly the plans ``plan_blocks`` gives for their rows."""
+def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
+    """The runner ships each decision's state and candidate blocks (computed when it acted);
+    the learner's minibatches must carry exactly what ``decision_features`` gives for their
+    rows, and the network must read the same inputs either way."""
+    from agents.candidate_net import CandidateNet, prepare_packed
     from experiments.vector_runner import minibatches
-    from guandan_env.candidate_features import candidates_packed, plan_blocks
+    from guandan_env.candidate_features import candidates_packed, decision_features
     from guandan_env.packing import OBS_BITS
 
     runner = _local_runner(5)
     sample = runner.sample()
+    net = CandidateNet()
     for mb in minibatches(sample, 97, np.random.default_rng(0)):
         binary = np.unpackbits(mb["obs_bits"], axis=1, count=OBS_BITS)
         rows, ids = candidates_packed(mb["mask_bits"])
-        hand, cand = plan_blocks(binary, rows, ids)
-        assert np.array_equal(hand, mb["hand_plan"]) and np.array_equal(cand, mb["cand_plan"])
+        inputs = decision_features(binary, rows, ids)
+        assert np.array_equal(inputs.state, mb["state_feats"])
+        assert np.array_equal(inputs.rest, mb["cand_rest"])
         assert np.array_equal(np.bincount(rows, minlength=len(mb["actions"])), mb["cand_count"])
+        args = (mb["obs_bits"], mb["obs_scalar"], mb["mask_bits"], net.features)
+        shipped = prepare_packed(*args, (mb["state_feats"], mb["cand_rest"]))
+        computed = prepare_packed(*args)
+        for field in ("obs_idx", "obs_offsets", "dense", "rows", "ids", "akeys", "ainv", "rest"):
+            assert torch.equal(getattr(shipped, field), getattr(computed, field)), field
 
 
 def test_league_members_play_inside_the_runner():
