@@ -205,9 +205,9 @@ def segment_log_softmax(logits: torch.Tensor, rows: torch.Tensor, n: int) -> tor
     peak = torch.full((n,), -torch.inf, dtype=logits.dtype).scatter_reduce(
         0, rows, logits.detach(), reduce="amax", include_self=True
     )
-    z = logits - peak[rows]
+    z = logits - peak.index_select(0, rows)
     total = torch.zeros(n, dtype=logits.dtype).index_add(0, rows, torch.exp(z))
-    return z - torch.log(total)[rows]
+    return z - torch.log(total).index_select(0, rows)
 
 
 def segment_sum(values: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Tensor:
@@ -223,7 +223,7 @@ def segment_argmax(scores: torch.Tensor, rows: torch.Tensor, n: int) -> torch.Te
     peak = torch.full((n,), -torch.inf, dtype=scores.dtype).scatter_reduce(
         0, rows, scores, reduce="amax", include_self=True
     )
-    hit = scores == peak[rows]
+    hit = scores == peak.index_select(0, rows)
     pos = torch.arange(scores.shape[0])
     first = torch.full((n,), scores.shape[0], dtype=torch.int64)
     return first.scatter_reduce(0, rows[hit], pos[hit], reduce="amin", include_self=True)
@@ -264,7 +264,10 @@ class _BitsTimesWeight(torch.autograd.Function):
         with warnings.catch_warnings():  # "sparse CSR support is in beta"
             warnings.simplefilter("ignore", UserWarning)
             xt = torch.sparse_csr_tensor(
-                crow, row[order], torch.ones(k, dtype=grad.dtype), size=(ctx.shape[0], n)
+                crow,
+                row.index_select(0, order),
+                torch.ones(k, dtype=grad.dtype),
+                size=(ctx.shape[0], n),
             )
         return xt @ grad.contiguous(), None, None
 
@@ -329,14 +332,20 @@ class CandidateNet(nn.Module):
         x = bits_times_weight(self.obs_embed.weight, d.obs_idx, d.obs_offsets)
         x = x + self.dense_in(d.dense)
         h = self.trunk(torch.relu(x))
-        # cand_proj over the full candidate rows, with its action-block columns applied to
-        # the batch's distinct (level, id) rows only (~2.5x fewer than candidates)
+        # cand_proj over the full candidate rows, with its action-block columns (and the id
+        # embedding) applied to the batch's distinct (level, id) rows only (~2.5x fewer than
+        # candidates), then gathered
         w = self.cand_proj.weight
-        actions = nn.functional.linear(_FEATURE_TABLE[d.akeys], w[:, :ACTION_FEATURE_DIM])
-        z = self.state_proj(h)[d.rows] + actions[d.ainv]
-        z = z + nn.functional.linear(d.rest, w[:, ACTION_FEATURE_DIM:])
+        table = torch.index_select(_FEATURE_TABLE, 0, d.akeys)
+        actions = nn.functional.linear(table, w[:, :ACTION_FEATURE_DIM])
         if self.id_embedding is not None:
-            z = z + self.id_embedding(d.ids)
+            actions = actions + self.id_embedding(torch.remainder(d.akeys, NUM_ACTIONS))
+        z = torch.addmm(
+            # index_select, not x[idx]: 3-7x faster forward and 2-3x faster backward on CPU
+            self.state_proj(h).index_select(0, d.rows) + actions.index_select(0, d.ainv),
+            d.rest,
+            w[:, ACTION_FEATURE_DIM:].T,
+        )
         logits = self.scorer(torch.relu(z)).squeeze(-1)
         return logits, self.value_head(h).squeeze(-1)
 

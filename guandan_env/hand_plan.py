@@ -569,7 +569,10 @@ def _windows() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 _WT, _WLO, _WHI, _WCOST = _windows()
 _WCOST32 = _WCOST.astype(np.int32)
-_WSEL = {t: np.flatnonzero(_WT == t) for t in (1, 2, 3)}
+# column of a window's ends in the stacked prefix sums ((t - 1) * (NPOS + 1) + position)
+_WEND = ((_WT - 1) * (NPOS + 1) + _WHI + 1).astype(np.intp)
+_WSTART = ((_WT - 1) * (NPOS + 1) + _WLO).astype(np.intp)
+_DCODE123 = np.ascontiguousarray(_DCODE[1:4])  # [t - 1, k]: change for t = 1, 2, 3
 _WTAKE = np.zeros((len(_WT), NPOS), dtype=np.int16)
 for _i, (_t, _lo, _hi) in enumerate(zip(_WT, _WLO, _WHI, strict=True)):
     _WTAKE[_i, _lo : _hi + 1] = _t
@@ -600,35 +603,39 @@ def _greedy(
             break
         m = act.size
         ca, wa, qa = c[act], wl[act], q[act]
-        code = _CODE[np.minimum(ca[:, 1:], 10)].sum(1, dtype=np.int32) + jcode[act]
+        # windows see the aces at both ends: low position 0 is fed from the ace count.
+        # Position-major [NPOS, m] (and window-major below): every step is a contiguous
+        # vector op over the hands, 2-4x faster than short rows per hand
+        ext = np.minimum(ca, 10)
+        ext[:, 0] = ext[:, NPOS - 1]
+        ext = np.ascontiguousarray(ext.T)
+        code = _CODE[ext[1:]].sum(0, dtype=np.int32) + jcode[act]
         cur = qa + _group_cost(code, wa)
-        # windows see the aces at both ends: low position 0 is fed from the ace count
-        ext = ca.copy()
-        ext[:, 0] = ca[:, NPOS - 1]
-        ext = np.minimum(ext, 10)
-        delta = np.empty((m, nc), dtype=np.int32)
-        cs = np.zeros((m, NPOS + 1), dtype=np.int32)
-        for t in (1, 2, 3):
-            np.cumsum(_DCODE[t][ext], axis=1, out=cs[:, 1:])
-            sel = _WSEL[t]
-            delta[:, sel] = cs[:, _WHI[sel] + 1] - cs[:, _WLO[sel]]
-        after = code[:, None] + delta
-        left = wa[:, None] - _field(after, _F_DEF)
+        # prefix sums over the positions of the class changes, t = 1, 2, 3
+        x = np.take(_DCODE123, ext, axis=1)  # [3, NPOS, m]
+        cs = np.empty((3, NPOS + 1, m), dtype=np.int32)
+        cs[:, 0] = 0
+        for j in range(NPOS):
+            np.add(cs[:, j], x[:, j], out=cs[:, j + 1])
+        cs = cs.reshape(3 * (NPOS + 1), m)
+        after = code + (cs[_WEND] - cs[_WSTART])  # [nc, m]
+        left = wa - _field(after, _F_DEF)
         # only ~1 window in 9 is feasible (enough wildcards for its gaps): cost those alone
-        rr, cc = np.nonzero(left >= 0)
-        val = np.full((m, nc), 99, dtype=np.int32)
-        val[rr, cc] = _WCOST32[cc] + _group_cost(
-            after[rr, cc] & ((1 << _F_DEF[0]) - 1), left[rr, cc]
+        flat = np.flatnonzero(left >= 0)  # flat: 2x faster than a 2-D nonzero
+        val = np.full(nc * m, 99, dtype=np.int32)
+        val[flat] = _WCOST32[flat // m] + _group_cost(
+            after.ravel()[flat] & ((1 << _F_DEF[0]) - 1), left.ravel()[flat]
         )
-        best = val.argmin(1)
-        take = val[np.arange(m), best] + qa < cur
+        val = val.reshape(nc, m)
+        best = val.argmin(0)  # the first best window, as over [m, nc]
+        take = val[best, np.arange(m)] + qa < cur
         if not take.any():
             break
         sub = np.flatnonzero(take)
         idx = act[sub]
         b = best[sub]
         tk = _WTAKE[b]  # [M, 14]
-        used = np.minimum(ext[sub], tk)
+        used = np.minimum(ext[:, sub].T, tk)
         wl[idx] -= (tk - used).sum(1)
         # the low-ace position takes from the ace count
         used[:, NPOS - 1] += used[:, 0]
