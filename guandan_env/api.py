@@ -11,13 +11,16 @@ from functools import cache
 import numpy as np
 
 from . import actions as T
-from . import movegen, validate, vector_mask
+from . import movegen, validate
 from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand
 from .choice import choose_cards
 
 
 def _play_mask(counts: np.ndarray, level: int, last: int | None) -> np.ndarray:
-    """The engine's single-hand path (``vector_mask.play_mask_one``)."""
+    """The engine's single-hand path (``vector_mask.play_mask_one``; imported here, as its
+    tables cost ~50 ms to build and ``import guandan_env`` should stay cheap)."""
+    from . import vector_mask
+
     if last is None:
         return vector_mask.play_mask_one(counts, level, -1)
     last = T.check_action(last)

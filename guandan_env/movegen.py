@@ -87,13 +87,14 @@ _POW16 = 16 ** np.arange(5, dtype=np.int64)
 def _plain_straight_lut() -> np.ndarray:
     """``bool[16**5]``: for the suit masks (4 bits each) of a window's five ranks, can a plain
     straight be picked — every rank held, and not only by one and the same single suit."""
-    codes = np.arange(16**5, dtype=np.int64)
-    masks = (codes[:, None] // _POW16[None, :]) % 16
-    all_held = (masks > 0).all(1)
-    mono = np.zeros(codes.size, dtype=bool)
-    for bit in (1, 2, 4, 8):
-        mono |= (masks == bit).all(1)
-    return all_held & ~mono
+    held = np.arange(16) > 0
+    lut = held
+    for _ in range(4):  # every rank held: an outer AND over the five positions (symmetric)
+        lut = np.logical_and.outer(lut, held)
+    lut = lut.reshape(-1)
+    for bit in (1, 2, 4, 8):  # all five in one and the same single suit: a flush, not plain
+        lut[bit * int(_POW16.sum())] = False
+    return lut
 
 
 _PS_LUT = _plain_straight_lut()
