@@ -6,7 +6,7 @@ tribute state, first leader; in match mode every deal's cards) is a function of 
 both games see identical hands at identical seats, and in the second game team A sits where
 team B sat. Card luck cancels in the pair's total.
 
-Outcome of a pair for team A (``pair_score``): 1 if A's total signed level gain over the two
+Outcome of a pair for team A (``ratings.pair_score``): 1 if A's total signed level gain over the two
 games is positive, 0 if negative, 0.5 for a tie (ties are also counted separately). In match
 mode the pair is compared by match points first (win 1, capped draw 0.5), then by level gain.
 """
@@ -23,6 +23,8 @@ from agents.base import Agent
 from agents.registry import make_agent
 from guandan_env.aec import AGENTS, raw_env
 from guandan_env.replay import ReplayRecorder
+
+from .ratings import matchup_stats
 
 AgentLike = Agent | str
 
@@ -158,16 +160,6 @@ def team_view(record: dict[str, Any], team_a: int) -> dict[str, Any]:
     }
 
 
-def pair_score(side0: dict[str, Any], side1: dict[str, Any]) -> float:
-    """Duplicate outcome for A from its two games (see module docstring): 1, 0.5 or 0."""
-    if side0["match_points"] is not None:
-        mp = side0["match_points"] + side1["match_points"]
-        if mp != 1.0:
-            return 1.0 if mp > 1.0 else 0.0
-    total = side0["gain"] + side1["gain"]
-    return 1.0 if total > 0 else (0.0 if total < 0 else 0.5)
-
-
 def _as_agents(x: AgentLike, seed: int) -> tuple[Agent, Agent]:
     """Two seat instances for a spec; an Agent instance plays both of its team's seats."""
     if isinstance(x, str):
@@ -205,7 +197,6 @@ def evaluate(
     ``dup_win_rate``, ``deal_win_rate``, ``mean_gain`` (per deal) with 95% bootstrap
     intervals (``*_ci``), ``match_win_rate`` in match mode, and counts.
     """
-    from .ratings import matchup_stats
 
     if n_pairs < 1:
         raise ValueError(f"n_pairs must be >= 1, got {n_pairs}")

@@ -49,6 +49,17 @@ def bootstrap_ci(
     return est, float(lo), float(hi)
 
 
+def pair_score(side0: dict[str, Any], side1: dict[str, Any]) -> float:
+    """Duplicate outcome for A from its two games, 1, 0.5 or 0 (the rule in
+    ``experiments.arena``'s module docstring)."""
+    if side0["match_points"] is not None:
+        mp = side0["match_points"] + side1["match_points"]
+        if mp != 1.0:
+            return 1.0 if mp > 1.0 else 0.0
+    total = side0["gain"] + side1["gain"]
+    return 1.0 if total > 0 else (0.0 if total < 0 else 0.5)
+
+
 def matchup_stats(sides: list[tuple[dict[str, Any], dict[str, Any]]], seed: int = 0) -> dict:
     """Statistics of one matchup from team A's side of each duplicate pair.
 
@@ -57,8 +68,6 @@ def matchup_stats(sides: list[tuple[dict[str, Any], dict[str, Any]]], seed: int 
     ``deal_win_rate`` (share of deals A's team won), ``mean_gain`` (A's signed level gain per
     deal), ``match_win_rate`` (match mode; capped draws count half), each with ``*_ci``.
     """
-    from .arena import pair_score
-
     if not sides:
         raise ValueError("no finished duplicate pairs to summarise")
     scores = np.array([pair_score(a, b) for a, b in sides], dtype=np.float64)

@@ -267,7 +267,7 @@ def summarise(run: dict, results: dict[str, dict]) -> dict[str, Any]:
             continue
         stats = matchup_stats(sides, seed=seed)
         matchups.append({"a": a, "b": b, **stats, "pair_gains": _pair_gains(sides)})
-        from .arena import pair_score
+        from .ratings import pair_score
 
         outcomes += [(ia, ib, pair_score(s0, s1)) for s0, s1 in sides]
     ratings = elo_table(agents, outcomes) if outcomes else []

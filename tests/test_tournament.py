@@ -9,8 +9,8 @@ import pytest
 
 from agents import HeuristicAgent, make_agent
 from experiments import tournament as tour
-from experiments.arena import evaluate, pair_score, pair_seed, play_game, team_view
-from experiments.ratings import ELO_BASE, bootstrap_ci, bradley_terry, elo_table
+from experiments.arena import evaluate, pair_seed, play_game, team_view
+from experiments.ratings import ELO_BASE, bootstrap_ci, bradley_terry, elo_table, pair_score
 from guandan_env.aec import raw_env
 
 DEAL_CFG = {"mode": "deal", "random_levels": True, "random_tribute": True}
