@@ -125,7 +125,8 @@ def evaluate(policy: Policy, tables: int, deals: int, seed: int) -> float:
     return total / n
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> float:
+    """Train, evaluate against random, print and return the mean deal reward of team 0."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tables", type=int, default=128)
     p.add_argument("--steps", type=int, default=100, help="lockstep decisions per iteration")
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     policy = train(args)
     score = evaluate(policy, args.tables, args.eval_deals, args.seed)
     print(f"team 0 (policy) vs random: mean deal reward {score:+.3f} over {args.eval_deals}+ deals")
+    return score
 
 
 if __name__ == "__main__":

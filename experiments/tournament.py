@@ -40,7 +40,7 @@ from .ratings import elo_table, matchup_stats
 __all__ = ["evaluate", "play_game", "run_tournament", "summarise", "format_tables", "main"]
 
 RUN_KEYS = ("agents", "seed", "mode", "config", "options")  # what fixes the games of a run
-_AGENT_CACHE: dict[tuple[str, int], Any] = {}
+_AGENT_CACHE: dict[tuple, Any] = {}
 
 
 # ---------------------------------------------------------------------------- the games
@@ -72,11 +72,20 @@ def schedule(agents: list[str], pairs: int, seed: int) -> list[dict[str, Any]]:
 
 
 def _agent(spec: str, seat: int):
-    """Per-process agent instances, one per (spec, seat), built once (checkpoints load once)."""
-    from agents.registry import make_agent
+    """Per-process agent instances, one per (spec, seat), built once: a checkpoint loads
+    once per policy file version (``checkpoint:runs/x`` names the run's newest checkpoint,
+    so a long-lived process reloads when a newer one appears or the file is rewritten)."""
+    from agents.registry import CHECKPOINT_PREFIX, make_agent
 
-    key = (spec, seat)
+    key: tuple = (spec, seat)
+    if spec.startswith(CHECKPOINT_PREFIX):
+        from agents.checkpoint import resolve_policy
+
+        policy = resolve_policy(spec[len(CHECKPOINT_PREFIX) :])
+        key = (spec, seat, str(policy.resolve()), policy.stat().st_mtime_ns)
     if key not in _AGENT_CACHE:
+        for old in [k for k in _AGENT_CACHE if k[:2] == (spec, seat)]:
+            del _AGENT_CACHE[old]  # an older version of this checkpoint
         _AGENT_CACHE[key] = make_agent(spec, seed=seat)
     return _AGENT_CACHE[key]
 

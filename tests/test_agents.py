@@ -74,10 +74,20 @@ def test_games_are_deterministic_given_the_seed():
 
 
 def test_agents_follow_the_protocol():
+    """Not just the methods' presence: reset and act on real decisions, legal ids back."""
+    env = raw_env(mode="deal", random_levels=True, random_tribute=True)
     for spec in ("random", "heuristic", "heuristic:danger_cards=3,follow_threshold=-0.3"):
         agent = make_agent(spec, seed=0)
-        assert isinstance(agent, Agent)
-        assert isinstance(agent.name, str)
+        assert isinstance(agent, Agent) and isinstance(agent.name, str) and agent.name
+        agent.reset(seed=1)
+        env.reset(seed=5)
+        for _ in range(40):
+            obs, _, term, trunc, info = env.last()
+            if term or trunc:
+                break
+            a = agent.act(obs, info)
+            assert isinstance(a, int) and obs["action_mask"][a], (spec, a)
+            env.step(a)
 
 
 def test_registry_errors_are_clear(monkeypatch):

@@ -18,7 +18,7 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
-def execute(name: str, workdir: Path, monkeypatch, timeout: int = 600) -> None:
+def execute(name: str, workdir: Path, monkeypatch, timeout: int = 600):
     monkeypatch.setenv("GUANDAN_WORKDIR", str(workdir))
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
@@ -29,10 +29,24 @@ def execute(name: str, workdir: Path, monkeypatch, timeout: int = 600) -> None:
         resources={"metadata": {"path": str(workdir)}},
     )
     client.execute()
+    return nb
+
+
+def _printed(nb) -> str:
+    return "".join(
+        out.get("text", "")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )
 
 
 def test_quickstart_runs(tmp_path, monkeypatch):
-    execute("01_quickstart.ipynb", tmp_path, monkeypatch)
+    nb = execute("01_quickstart.ipynb", tmp_path, monkeypatch)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.get("execution_count") for c in code)  # every cell ran
+    printed = _printed(nb)
+    assert "| phase:" in printed and "player_" in printed  # the first decision was shown
 
 
 def test_tournament_analysis_runs(tmp_path, monkeypatch):

@@ -32,7 +32,13 @@ def test_vector_example_runs():
     block = next(b for b in _python_blocks() if "VectorGuandanEnv(" in b)
     block = textwrap.dedent(block)  # the block is indented inside a list item
     code = "import numpy as np\n" + block.replace("1024", "8").replace("range(1000)", "range(50)")
-    exec(compile(code, "README.md", "exec"), {})
+    names: dict = {}
+    exec(compile(code, "README.md", "exec"), names)
+    from guandan_env.observation import OBS_DIM
+
+    assert names["obs"].shape == (8, OBS_DIM) and names["mask"].shape[0] == 8
+    assert names["mask"].any(1).all()  # every table has a seat to act
+    assert names["rewards"].shape == (8, 4) and (names["rewards"].sum(1) == 0).all()
 
 
 def test_sizes_quoted_in_the_readme_are_the_code_s():

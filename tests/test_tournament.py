@@ -338,3 +338,28 @@ def test_ctrl_c_says_how_to_resume_without_a_traceback(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "resume" in err
     assert tour.read_results(results)  # the finished games are kept
+
+
+def test_a_checkpoint_agent_reloads_when_its_policy_file_changes(tmp_path):
+    """A long tournament process keeps one agent per checkpoint version, not per spec text."""
+    import os
+
+    import torch
+
+    from agents.candidate_net import CandidateNet, save_policy
+    from experiments import tournament
+
+    small = {"trunk": [8, 8], "cand": [4]}
+    path = save_policy(tmp_path / "policy.pt", CandidateNet(small), small)
+    spec = f"checkpoint:{tmp_path}"
+    first = tournament._agent(spec, 0)
+    assert tournament._agent(spec, 0) is first  # loaded once
+    torch.manual_seed(1)
+    save_policy(path, CandidateNet(small), small)
+    later = path.stat().st_mtime_ns + 1_000_000_000
+    os.utime(path, ns=(later, later))
+    second = tournament._agent(spec, 0)
+    assert second is not first
+    w1, w2 = first.net.state_dict(), second.net.state_dict()
+    assert any(not torch.equal(w1[k], w2[k]) for k in w1)
+    assert sum(1 for k in tournament._AGENT_CACHE if k[:2] == (spec, 0)) == 1

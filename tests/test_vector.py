@@ -346,6 +346,7 @@ def test_torch_loop_example_runs():
     pytest.importorskip("torch")
     from experiments import torch_loop_example
 
-    torch_loop_example.main(
+    score = torch_loop_example.main(
         ["--tables", "16", "--steps", "40", "--iters", "2", "--hidden", "16", "--eval-deals", "4"]
     )
+    assert -3.0 <= score <= 3.0  # a mean deal reward
