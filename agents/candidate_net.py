@@ -47,6 +47,7 @@ from guandan_env.features import ACTION_FEATURE_DIM
 from guandan_env.hand_plan import PLAN_DIM, PlanCache
 from guandan_env.observation import OBS_DIM
 from guandan_env.packing import OBS_BITS, SCALAR_INDEX, pack_masks
+from guandan_env.version import ENV_VERSION, check_env_version
 
 FEATURE_BLOCKS = ("after", "plan", "state")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
@@ -392,6 +393,7 @@ def save_policy(path: str | Path, net_or_state, model_config: dict, meta: dict |
     state = policy_state(net_or_state) if isinstance(net_or_state, nn.Module) else net_or_state
     payload = {
         "format": POLICY_FORMAT,
+        "env_version": ENV_VERSION,
         "obs_dim": OBS_DIM,
         "num_actions": NUM_ACTIONS,
         "model_config": dict(model_config),
@@ -415,6 +417,7 @@ def load_policy_file(path: str | Path) -> tuple[CandidateNet, dict]:
         )
     if fmt != POLICY_FORMAT:
         raise ValueError(f"{path} is not a {POLICY_FORMAT} policy file (format {fmt!r})")
+    check_env_version(payload.get("env_version"), str(path))
     if payload["obs_dim"] != OBS_DIM or payload["num_actions"] != NUM_ACTIONS:
         raise ValueError(
             f"{path} was trained with obs_dim={payload['obs_dim']}, num_actions="

@@ -50,6 +50,8 @@ the agent to act also gets ``seat``, ``level`` (text), ``table`` (play to beat, 
 None) and, unless ``info_view=False``, ``view`` (``SeatView``: what the seat may know, in
 structured form, used by the rule-based agents; ``view.hand_text()`` and ``view.table_text()``
 give readable text).
+
+Version (``metadata["name"]``): ``guandan_v1``; the history is in ``guandan_env/version.py``.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ from .scenario import (  # noqa: F401
     check_options,
     start_scenario,
 )
+from .version import ENV_VERSION
 
 __doc__ = __doc__.replace("{spec}", spec_table())
 
@@ -158,7 +161,7 @@ def _cards_text(faces: tuple[int, ...]) -> str:
 
 
 class raw_env(AECEnv):
-    metadata = {"render_modes": ["ansi", "human"], "name": "guandan_v0", "is_parallelizable": False}
+    metadata = {"render_modes": ["ansi", "human"], "name": ENV_VERSION, "is_parallelizable": False}
 
     def __init__(self, **config) -> None:
         super().__init__()

@@ -8,7 +8,7 @@ match, so a replay is also a regression test of the rules.
 
 JSON layout (``FORMAT_VERSION`` 1)::
 
-    {"format": "guandan-replay", "version": 1,
+    {"format": "guandan-replay", "version": 1, "env": "guandan_v1",
      "config": {...env config...}, "seed": 7, "game_seed": 123..., "options": {...},
      "actions": [2240, 17, 0, ...],
      "final": {"deals": [{"order": [...], "winner_team": 0, "gain": 2, ...}], "levels": [...],
@@ -16,7 +16,9 @@ JSON layout (``FORMAT_VERSION`` 1)::
                "finish_order": [...], "digest": "sha256...", "inputs": "sha256..."},
      "meta": {...free form: agent names, tournament game id...}}
 
-``seed`` is the seed given to ``env.reset`` (None when the env continued its own RNG);
+``env`` is ``guandan_env.version.ENV_VERSION`` of the recording code (a replay of another
+version is refused on load; files without it predate the field). ``seed`` is the seed given
+to ``env.reset`` (None when the env continued its own RNG);
 ``game_seed`` is the seed the engine actually used (``env.unwrapped.game.seed``); replays use
 ``game_seed``.
 
@@ -48,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from .engine import Game
+from .version import ENV_VERSION, check_env_version
 
 FORMAT = "guandan-replay"
 FORMAT_VERSION = 1
@@ -200,6 +203,7 @@ class Replay:
             {
                 "format": FORMAT,
                 "version": FORMAT_VERSION,
+                "env": ENV_VERSION,
                 "config": self.config,
                 "seed": self.seed,
                 "game_seed": self.game_seed,
@@ -219,6 +223,7 @@ class Replay:
             raise ValueError(
                 f"unsupported replay version {version!r}; this code reads version {FORMAT_VERSION}"
             )
+        check_env_version(data.get("env"), "this replay")
         missing = [k for k in ("game_seed", "actions") if k not in data]
         if missing:
             raise ValueError(f"replay lacks required field(s) {missing}")

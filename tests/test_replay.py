@@ -294,3 +294,32 @@ def test_malformed_replay_fields_are_one_clear_error(tmp_path, change, message):
     out = io.StringIO()
     assert replay_cli.main([str(path)], stdout=out) != 0
     assert "Traceback" not in out.getvalue()
+
+
+def test_files_of_another_env_version_are_refused(tmp_path):
+    """Replays and policy files record ``guandan_env.version.ENV_VERSION`` and are checked on
+    load; a file without the field (older) still loads."""
+    import torch
+
+    from agents.candidate_net import CandidateNet, load_policy_file, save_policy
+    from guandan_env.replay import Replay
+    from guandan_env.version import ENV_VERSION
+
+    assert guandan_env.raw_env().metadata["name"] == ENV_VERSION
+    data = Replay(game_seed=5, actions=[]).to_dict()
+    assert data["env"] == ENV_VERSION
+    Replay.from_dict({k: v for k, v in data.items() if k != "env"})  # older: loads
+    with pytest.raises(ValueError, match="guandan_v0; this code is guandan_v1"):
+        Replay.from_dict({**data, "env": "guandan_v0"})
+
+    small = {"trunk": [8, 8], "cand": [4]}
+    path = save_policy(tmp_path / "policy.pt", CandidateNet(small), small)
+    assert torch.load(path, weights_only=True)["env_version"] == ENV_VERSION
+    payload = torch.load(path, weights_only=True)
+    payload["env_version"] = "guandan_v0"
+    torch.save(payload, path)
+    with pytest.raises(ValueError, match="made with guandan_v0"):
+        load_policy_file(path)
+    del payload["env_version"]
+    torch.save(payload, path)
+    load_policy_file(path)  # written before versions: accepted (dimensions still checked)
