@@ -54,6 +54,7 @@ def test_tournament_analysis_runs(tmp_path, monkeypatch):
     assert (tmp_path / "results" / "nb_tournament" / "summary.json").exists()
 
 
+@pytest.mark.slow  # ~40 s; the same smoke run is tested in test_selfplay.py by default
 def test_training_runs(tmp_path, monkeypatch):
     """A smoke-sized RLlib run (about 30 s on 2 cores)."""
     execute("03_training.ipynb", tmp_path, monkeypatch, timeout=900)

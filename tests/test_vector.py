@@ -277,6 +277,7 @@ def run_invariants(num_tables: int, min_deals: int, seed: int, **config) -> int:
     return deals
 
 
+@pytest.mark.slow  # the declared bounds run on every engine by default: test_conformance.py
 def test_invariants_10000_deals():
     # about 10 s: 1,024 tables, random levels and tribute, until 10,000 deals have ended
     assert run_invariants(1024, 10_000, seed=42, random_levels=True, random_tribute=True) >= 10_000
