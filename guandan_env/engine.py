@@ -127,6 +127,8 @@ class Game:
     _left_cache: tuple = field(default=(b"", []), repr=False)  # (hands bytes, cards per seat)
     # per seat: (hand bytes, level, vector_mask.hand_words), rebuilt when that hand changes
     _words_cache: list = field(default_factory=lambda: [None] * 4, repr=False)
+    _moves: int = field(default=0, repr=False)  # bumped by every state change through methods
+    _mask_memo: tuple | None = field(default=None, repr=False)  # (moves, read-only mask)
 
     hands = _CountRows(0, "``uint8 (4, 54)`` face counts held by each seat")
     played = _CountRows(4, "``uint8 (4, 54)`` faces each seat has played this deal")
@@ -165,6 +167,7 @@ class Game:
         self.deal_cards = int(hands.sum())
         self.finish_order = [s for s in range(4) if self.hands[s].sum() == 0]
         self.history = []
+        self._moves += 1
         self.last_play_of = [-1, -1, -1, -1]
         self.last_cards = np.zeros((4, NUM_FACES), dtype=np.uint8)
         self.move_in_trick = [0, 0, 0, 0]
@@ -257,10 +260,14 @@ class Game:
         """
         if self.phase == "play":
             table = vector_mask.table_words(self.level, self.last_action)
-            return vector_mask.unpack_one(self._hand_words(self.to_act) & table)
-        if self.phase == "return":
-            return movegen.return_mask(self.hands[self.to_act], self.level)
-        return np.zeros(T.NUM_ACTIONS, dtype=bool)
+            mask = vector_mask.unpack_one(self._hand_words(self.to_act) & table)
+        elif self.phase == "return":
+            mask = movegen.return_mask(self.hands[self.to_act], self.level)
+        else:
+            mask = np.zeros(T.NUM_ACTIONS, dtype=bool)
+        mask.flags.writeable = False  # step() may reuse it: nobody may edit it in between
+        self._mask_memo = (self._moves, mask)
+        return mask
 
     def _hand_words(self, seat: int) -> np.ndarray:
         """``vector_mask.hand_words`` of a seat, cached until its hand (or the level) changes."""
@@ -281,7 +288,9 @@ class Game:
         """Apply ``action`` for the seat to act; returns the faces it moved.
 
         Raises ``ValueError`` naming the action, the seat and the rule if it is illegal; the
-        state is unchanged then. ``mask`` may pass a precomputed ``legal_mask()``.
+        state is unchanged then. ``mask`` may pass the ``legal_mask()`` of this very state
+        (read-only); any other array is ignored and the mask recomputed, so a caller can
+        never widen what is legal.
         """
         if self.deal_over:
             raise ValueError(f"the deal is over (phase {self.phase}): no action is legal (R-6.2)")
@@ -291,7 +300,8 @@ class Game:
             raise ValueError(
                 f"illegal action {action} by seat {seat}: ids are 0..{T.NUM_ACTIONS - 1}"
             )
-        if mask is None:
+        memo = self._mask_memo
+        if mask is None or memo is None or mask is not memo[1] or memo[0] != self._moves:
             mask = self.legal_mask()
         if not mask[a]:
             raise ValueError(self.explain_illegal(a))
@@ -318,6 +328,7 @@ class Game:
         self._apply(int(seat), a, faces)
 
     def _apply(self, seat: int, a: int, faces: tuple[int, ...]) -> None:
+        self._moves += 1
         self.history.append((seat, a, faces))
         if a == T.PASS_ACTION:
             self._do_pass()
@@ -348,6 +359,7 @@ class Game:
         )
 
     def _do_return(self, seat: int, face: int) -> None:
+        self._moves += 1
         t = self.tributes[self.pending_returns.pop(0)]
         self.hands[seat, face] -= 1
         self.hands[t.giver, face] += 1

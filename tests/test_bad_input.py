@@ -299,3 +299,25 @@ def test_bad_scenario_options(options, word):
     """Scenario options are checked like engine input (R-1.2, R-1.4, R-2.1, R-6.1, R-6.7)."""
     with pytest.raises(ValueError, match=word):
         raw_env().reset(seed=0, options=options)
+
+
+def test_game_step_never_trusts_a_foreign_mask():
+    """``Game.step(a, mask)`` reuses only the read-only mask ``legal_mask()`` returned for this
+    very state; an edited or stale array cannot make an illegal action legal (R-5)."""
+    import numpy as np
+
+    from guandan_env.engine import Game
+
+    g = Game.new(seed=4)
+    g.start_deal()
+    mask = g.legal_mask()
+    with pytest.raises(ValueError, match="read-only"):
+        mask[0] = True
+    illegal = int(np.flatnonzero(~mask)[0])
+    forged = np.ones_like(mask)
+    with pytest.raises(ValueError, match="illegal|cannot|not"):
+        g.step(illegal, forged)
+    legal = int(np.flatnonzero(mask)[0])
+    g.step(legal, mask)  # the state's own mask: reused
+    with pytest.raises(ValueError):
+        g.step(legal, mask)  # now stale: recomputed, and leading the same play again is illegal
