@@ -43,6 +43,7 @@ from agents.human import (  # noqa: F401  (re-exported for callers of experiment
     play_label,
     relation_text,
 )
+from agents.registry import make_agent
 from guandan_env import actions as T
 from guandan_env.aec import AGENTS
 from guandan_env.cards import (
@@ -152,30 +153,6 @@ class Narrator:
             who = "Your team" if d["match_winner"] == self.seat % 2 else "The opponents"
             lines.append(f"{who} passed A and won the match!")
         self.console.say("\n".join(lines))
-
-
-# ---------------------------------------------------------------------- agents
-def _builtin_random(seed: int | None):
-    from guandan_env.wrappers import UniformRandomPolicy
-
-    return UniformRandomPolicy(seed)
-
-
-def make_agent(spec: str, seed: int | None):
-    """An agent from a spec via ``agents.registry.make_agent``; only if that module does not
-    exist (early development) a built-in uniform random agent serves ``random``."""
-    try:
-        from agents.registry import make_agent as registry_make
-    except ModuleNotFoundError as e:
-        if e.name not in ("agents.registry", "agents"):
-            raise
-        if spec != "random":
-            raise ValueError(
-                f"agent spec {spec!r} needs agents.registry, which is not installed; "
-                "only 'random' is available"
-            ) from None
-        return _builtin_random(seed)
-    return registry_make(spec, seed)
 
 
 # ---------------------------------------------------------------------- main
