@@ -142,7 +142,11 @@ class CandidateInputs:
 
 def action_keys(obs: np.ndarray, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Row of ``ACTION_FEATURE_TABLE`` of each candidate (its deal level and id)."""
-    return levels_of(np.asarray(obs))[rows] * T.NUM_ACTIONS + ids
+    return _keys(levels_of(np.asarray(obs))[rows], ids)
+
+
+def _keys(candidate_levels: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    return candidate_levels * T.NUM_ACTIONS + ids
 
 
 def decision_features(
@@ -171,8 +175,7 @@ def decision_features(
     rest[:, 4] = (natural == 3).sum(1) / 13.0
     rest[:, AFTER_DIM : AFTER_DIM + PLAN_DIM] = plan
     rest[:, -1] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays / 10 -> delta / 4
-    keys = lv * T.NUM_ACTIONS + ids
-    return CandidateInputs(keys, rest, _state_features(obs, level, hand_plan))
+    return CandidateInputs(_keys(lv, ids), rest, _state_features(obs, level, hand_plan))
 
 
 def candidate_rows(inputs: CandidateInputs) -> np.ndarray:
