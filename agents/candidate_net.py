@@ -397,7 +397,7 @@ def save_policy(path: str | Path, net_or_state, model_config: dict, meta: dict |
         "obs_dim": OBS_DIM,
         "num_actions": NUM_ACTIONS,
         "model_config": dict(model_config),
-        "state_dict": {k: torch.as_tensor(np.asarray(v)).clone() for k, v in state.items()},
+        "state_dict": {k: torch.from_numpy(np.array(v)) for k, v in state.items()},
         "meta": dict(meta or {}),
     }
     tmp = path.with_suffix(".tmp")

@@ -17,7 +17,9 @@
 
 from __future__ import annotations
 
+import logging
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -41,7 +43,7 @@ from agents.candidate_net import (
     segment_sum,
     taken_index,
 )
-from experiments.vector_runner import ATTACHED_METRICS, minibatches
+from experiments.vector_runner import ATTACHED_METRICS, minibatches, shards
 
 DECISION_TENSORS = ("obs_idx", "obs_offsets", "dense", "rows", "ids", "akeys", "ainv", "rest")
 
@@ -89,6 +91,13 @@ class CandidatePPOLearner(TorchLearner):
 
     anchor: CandidateNet | None = None
     anchor_coeff: float = 0.0
+
+    def build(self) -> None:
+        # a remote Learner (learners.num >= 1) would print RLlib's deprecation notices
+        logging.getLogger("ray").setLevel(logging.ERROR)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            super().build()
 
     def set_anchor(self, state: dict | None, model_config: dict | None, coeff: float) -> None:
         if state is not None:
@@ -159,6 +168,11 @@ class CandidatePPOLearner(TorchLearner):
         return total
 
 
+def _multi_agent(part: dict[str, np.ndarray]) -> MultiAgentBatch:
+    steps = len(part["actions"])
+    return MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(part)}, env_steps=steps)
+
+
 def _concat(samples: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {k: np.concatenate([s[k] for s in samples]) for k in samples[0]}
 
@@ -191,12 +205,21 @@ class GuandanPPO(PPO):
         n = int(batch["actions"].shape[0])
         # Minibatches are cut here, not by the Learner: each carries its rows' candidate
         # features, a ragged column RLlib's row slicing would cut wrongly.
+        # With n remote learners (DDP) each minibatch goes out as n shards, one per learner,
+        # cut at decision boundaries too; every learner must take part in every step (the
+        # gradient all-reduce waits for all), so a tail of fewer than n decisions is dropped.
+        n_learners = 1 if self.learner_group.is_local else len(self.learner_group)
         results = []
         for _ in range(int(self.config.num_epochs)):
             for mb in minibatches(batch, int(self.config.minibatch_size), self._rng()):
-                steps = len(mb["actions"])
-                ma = MultiAgentBatch({DEFAULT_MODULE_ID: SampleBatch(mb)}, env_steps=steps)
-                results = self.learner_group.update(batch=ma, num_epochs=1, minibatch_size=None)
+                if len(mb["actions"]) < n_learners:
+                    continue
+                data: dict[str, Any] = (
+                    {"batch": _multi_agent(mb)}
+                    if n_learners == 1
+                    else {"batches": [_multi_agent(part) for part in shards(mb, n_learners)]}
+                )
+                results = self.learner_group.update(**data, num_epochs=1, minibatch_size=None)
         if not remote:
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
         learner = results[0].get(DEFAULT_MODULE_ID, {}) if results else {}
@@ -246,6 +269,8 @@ class GuandanPPO(PPO):
                 raise RuntimeError(f"an env runner failed: {r.get()}")
             if tags == "sample":
                 self._queued[r.actor_id] -= 1
+            else:
+                self._league_busy = self._league_busy - {r.actor_id}
         return [r.get() for r in res]
 
     def _collect_samples(self) -> tuple[list[dict[str, np.ndarray]], list[dict[str, Any]]]:
@@ -262,23 +287,40 @@ class GuandanPPO(PPO):
                     f"{self.config.sample_timeout_s} s"
                 )
             self._fetch("league")  # league updates queued behind samples: errors only
+            self._send_league()  # a newer league to runners done with the last one
             samples.extend(self._fetch("sample", wait_s=0.005))
         metrics = [s.pop(ATTACHED_METRICS) for s in samples]
         return samples, metrics
 
     def push_league(self, members: list[tuple[str, dict]]) -> None:
         """New league for every runner, queued behind its pending samples (never during
-        one, and without waiting for them)."""
+        one, and without waiting for them). A runner still busy with an older league update
+        gets the newest one when that is done (``_send_league`` each iteration): members
+        supersede each other, so none is lost that matters."""
         group = self.env_runner_group
         if group.num_remote_env_runners() == 0:
             group.local_env_runner.set_league(members)
             return
-        ref = ray.put(members)
-        sent = group.foreach_env_runner_async(
-            lambda runner: runner.set_league(ray.get(ref)), tag="league"
+        self._league_ref = ray.put(members)
+        self._league_todo = set(group.healthy_worker_ids())
+        self._send_league()
+
+    _league_ref: Any = None
+    _league_todo: set[int] = set()  # runners that still need the newest league
+    _league_busy: set[int] = set()  # runners with a league update not yet collected
+
+    def _send_league(self) -> None:
+        ready = sorted(self._league_todo - self._league_busy)
+        if not ready:
+            return
+        ref = self._league_ref
+        sent = self.env_runner_group.foreach_env_runner_async(
+            lambda runner: runner.set_league(ray.get(ref)), tag="league", remote_worker_ids=ready
         )
-        if sent != group.num_remote_env_runners():
-            raise RuntimeError(f"only {sent} env runners accepted the league update")
+        if sent != len(ready):
+            raise RuntimeError(f"only {sent} of {len(ready)} env runners accepted the league")
+        self._league_busy = self._league_busy | set(ready)
+        self._league_todo = self._league_todo - set(ready)
 
     def stop_sampling(self) -> None:
         """Wait for (and drop) the queued samples, e.g. before inspecting runners in tests

@@ -122,7 +122,11 @@ def build_algo_config(cfg: dict):
         # a failed runner stops the run with its error (no silent restart; this also keeps
         # Ray from warning about restartable actors at every start)
         .fault_tolerance(restart_failed_env_runners=False)
-        .learners(learner_class=CandidatePPOLearner, num_learners=0)
+        .learners(
+            learner_class=CandidatePPOLearner,
+            num_learners=int(cfg["learners"]["num"]),
+            num_cpus_per_learner=float(cfg["learners"]["cpus_each"]),
+        )
         .rl_module(
             rl_module_spec=RLModuleSpec(
                 module_class=CandidatePPOModule, model_config=dict(cfg["model"])
@@ -228,12 +232,15 @@ class SelfPlayTrainer:
         """Fail fast instead of hanging: RLlib waits forever for CPUs that don't exist."""
         import ray
 
-        need = int(self.cfg["runners"]["num"])
+        runners = int(self.cfg["runners"]["num"])
+        learners = int(self.cfg["learners"]["num"]) * float(self.cfg["learners"]["cpus_each"])
+        need = runners + learners
         have = ray.cluster_resources().get("CPU", 0)
         if need > have:
             raise ValueError(
-                f"runners.num={need} needs {need} CPUs but the Ray cluster has {have:g}; "
-                "lower runners.num (or ray.num_cpus) or connect to a bigger cluster"
+                f"runners.num={runners} and learners.num × cpus_each={learners:g} need "
+                f"{need:g} CPUs but the Ray cluster has {have:g}; lower them (or raise "
+                "ray.num_cpus) or connect to a bigger cluster"
             )
 
     def _warm_start(self) -> None:
@@ -275,7 +282,7 @@ class SelfPlayTrainer:
         def get(learner):
             from ray.rllib.core import DEFAULT_MODULE_ID
 
-            m = learner.module[DEFAULT_MODULE_ID]
+            m = learner.module[DEFAULT_MODULE_ID].unwrapped()  # DDP wraps it (learners.num > 1)
             return {k: v.detach().cpu().numpy().copy() for k, v in m.state_dict().items()}
 
         return strip_prefix(self._on_learners(get)[0])
@@ -287,7 +294,7 @@ class SelfPlayTrainer:
             from ray.rllib.core import DEFAULT_MODULE_ID
 
             net = learner.module[DEFAULT_MODULE_ID].unwrapped().net
-            net.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()})
+            net.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
 
         self._on_learners(put)
         self.algo.env_runner_group.foreach_env_runner(

@@ -43,13 +43,18 @@ DEFAULTS: dict[str, Any] = {
         "sample_ahead": 2,  # sample() calls queued per runner (1 = no run-ahead; each
         # more adds an iteration of policy lag and keeps the runner busy through big batches)
     },
+    "learners": {
+        "num": 0,  # 0 = update in the driver; n >= 1 = n remote Learner actors (DDP over gloo;
+        # each minibatch is split into n shards at decision boundaries, gradients averaged)
+        "cpus_each": 1,  # CPUs reserved per remote Learner
+    },
     "game": {"mode": "deal", "random_levels": True, "random_tribute": True},
     "model": copy.deepcopy(DEFAULT_MODEL_CONFIG),
     "ppo": {
         "lr": 3.0e-4,
         "gamma": 1.0,
         "lambda": 0.95,
-        "minibatch_size": 2048,
+        "minibatch_size": 2048,  # decisions per gradient step, over all learners together
         "num_epochs": 1,
         "clip_param": 0.2,
         "vf_loss_coeff": 0.5,
@@ -181,6 +186,9 @@ def validate(cfg: dict) -> dict:
     r = cfg["runners"]
     if int(r["num"]) < 0 or int(r["tables"]) < 1 or int(r["steps_per_call"]) < 1:
         raise ValueError("runners.num must be >= 0, runners.tables and steps_per_call >= 1")
+    lr_ = cfg["learners"]
+    if int(lr_["num"]) < 0 or not float(lr_["cpus_each"]) > 0:
+        raise ValueError("learners.num must be >= 0 and learners.cpus_each > 0")
     if int(r["sample_ahead"]) < 1:
         raise ValueError("runners.sample_ahead must be >= 1")
     if int(cfg["torch_threads"]) < 1:

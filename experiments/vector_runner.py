@@ -84,20 +84,31 @@ def check_runner_config(cfg: dict | None) -> dict:
     return out
 
 
+def take_rows(sample: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.ndarray]:
+    """The decisions ``idx`` of a sample, each with its candidate rows (``cand_rest`` is
+    ragged: ``cand_count`` rows per decision, in decision order)."""
+    counts = sample["cand_count"].astype(np.int64)
+    starts = np.cumsum(counts) - counts
+    c = counts[idx]
+    first = np.cumsum(c) - c
+    take = np.repeat(starts[idx] - first, c) + np.arange(int(c.sum()))
+    out = {k: v[idx] for k, v in sample.items() if k != "cand_rest"}
+    out["cand_rest"] = sample["cand_rest"][take]
+    return out
+
+
 def minibatches(sample: dict[str, np.ndarray], size: int, rng: np.random.Generator):
     """Shuffled minibatches of a sample, each with its rows' candidate features (ragged)."""
     n = len(sample["actions"])
-    counts = sample["cand_count"].astype(np.int64)
-    starts = np.cumsum(counts) - counts
     perm = rng.permutation(n)
     for i in range(0, n, size):
-        idx = perm[i : i + size]
-        c = counts[idx]
-        first = np.cumsum(c) - c
-        take = np.repeat(starts[idx] - first, c) + np.arange(int(c.sum()))
-        mb = {k: v[idx] for k, v in sample.items() if k != "cand_rest"}
-        mb["cand_rest"] = sample["cand_rest"][take]
-        yield mb
+        yield take_rows(sample, perm[i : i + size])
+
+
+def shards(minibatch: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
+    """``n`` near-equal parts of a minibatch, cut at decision boundaries (one per learner)."""
+    rows = np.arange(len(minibatch["actions"]))
+    return [take_rows(minibatch, part) for part in np.array_split(rows, n)]
 
 
 def strip_prefix(state: dict[str, Any]) -> dict[str, Any]:

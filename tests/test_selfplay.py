@@ -445,6 +445,66 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     assert tour["matchups"][0]["games"] == 2
 
 
+LEARNERS_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    import numpy as np
+    from experiments.selfplay import SelfPlayTrainer
+    from experiments.selfplay_config import load_config
+
+    run = Path(sys.argv[1])
+    over = ["learners.num=2", "runners.num=1", "ray.num_cpus=3", "warm_start.decisions=0",
+            "runners.tables=16", "runners.steps_per_call=16", "ppo.minibatch_size=128",
+            "eval.every_s=0", "league.self_share=1.0", "league.snapshot_every=0"]
+    cfg = load_config("configs/smoke.yaml", over)
+    trainer = SelfPlayTrainer(cfg, run)
+    trainer.setup()
+    def weights(learner):
+        from ray.rllib.core import DEFAULT_MODULE_ID
+        m = learner.module[DEFAULT_MODULE_ID]
+        return {"ddp": type(m).__name__, "w": {k: v.detach().numpy().copy()
+                for k, v in m.unwrapped().state_dict().items()}}
+    before = trainer._on_learners(weights)
+    rows = [trainer.train_once() for _ in range(2)]
+    after = trainer._on_learners(weights)
+    out = {"learners": len(after), "ddp": [a["ddp"] for a in after]}
+    w0, w1 = after[0]["w"], after[1]["w"]
+    out["same"] = all(np.array_equal(w0[k], w1[k]) for k in w0)
+    out["moved"] = any(not np.array_equal(w0[k], before[0]["w"][k]) for k in w0)
+    out["start_same"] = all(np.array_equal(before[0]["w"][k], before[1]["w"][k]) for k in w0)
+    out["finite"] = all(np.isfinite(r["policy_loss"]) for r in rows)
+    out["steps"] = trainer.env_steps
+    trainer.save_checkpoint()
+    saved = trainer.main_state()
+    trainer.close()
+    import ray; ray.shutdown()
+    # resume: both learners get the checkpoint's weights back
+    cfg = load_config(run / "config.yaml") if (run / "config.yaml").exists() else cfg
+    again = SelfPlayTrainer(cfg, run, resume=True)
+    again.setup()
+    back = again._on_learners(weights)
+    out["resumed"] = all(np.array_equal(b["w"][k], saved[k.removeprefix("net.")])
+                         for b in back for k in b["w"])
+    again.train_once()
+    out["resumed_steps"] = again.env_steps
+    again.close()
+    print("RESULT " + json.dumps(out))
+    """
+)
+
+
+def test_two_learners_train_in_step_and_resume(tmp_path):
+    """learners.num=2: two Learner actors (DDP) get one shard of each minibatch, stay equal,
+    move, checkpoint and resume."""
+    out = _run_python(LEARNERS_SCRIPT, [str(tmp_path / "run")], 300)
+    res = json.loads(out.split("RESULT ", 1)[1].splitlines()[0])
+    assert res["learners"] == 2 and res["start_same"], res
+    assert all("DDP" in name for name in res["ddp"]), res
+    assert res["same"] and res["moved"] and res["finite"], res
+    assert res["steps"] > 0 and res["resumed"] and res["resumed_steps"] > res["steps"], res
+
+
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
     runs = tmp_path / "runs"
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
