@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -503,6 +506,71 @@ def test_two_learners_train_in_step_and_resume(tmp_path):
     assert all("DDP" in name for name in res["ddp"]), res
     assert res["same"] and res["moved"] and res["finite"], res
     assert res["steps"] > 0 and res["resumed"] and res["resumed_steps"] > res["steps"], res
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_run_joins_an_existing_ray_cluster_with_two_runners(tmp_path):
+    """--address: a separately started Ray cluster (``ray start --head``) takes the run's
+    runners; the run trains, checkpoints and leaves the cluster running."""
+    port = _free_port()
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    log = tmp_path / "head.log"
+    ray_tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # Ray's socket paths are <= 107 bytes
+    head = subprocess.Popen(
+        [
+            "ray",
+            "start",
+            "--head",
+            "--block",
+            f"--port={port}",
+            "--num-cpus=3",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            f"--temp-dir={ray_tmp}",
+        ],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        script = textwrap.dedent(
+            """
+            import sys
+            from experiments.selfplay import main
+            runs, address = sys.argv[1], sys.argv[2]
+            over = [f"runs_dir={runs}", f"cache_dir={runs}/cache", "runners.num=2",
+                    "runners.tables=16", "stop.iterations=2", "warm_start.decisions=0",
+                    "eval.every_s=0", "eval.final_pairs=0"]
+            assert main(["--config", "configs/smoke.yaml", "--address", address, *over]) == 0
+            import ray
+            print("CLUSTER_CPUS", ray.cluster_resources().get("CPU") if ray.is_initialized()
+                  else None)
+            """
+        )
+        deadline = time.monotonic() + 90
+        while "Ray runtime started" not in log.read_text():
+            if time.monotonic() > deadline or head.poll() is not None:
+                pytest.fail(f"ray head did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        out = _run_python(script, [str(tmp_path / "runs"), f"127.0.0.1:{port}"], 240)
+        run = tmp_path / "runs" / "smoke"
+        assert "2 runner(s)" in out, out[-3000:]
+        state = json.loads((run / "checkpoints" / "iter_000002" / "trainer_state.json").read_text())
+        assert state["iteration"] == 2 and state["env_steps"] > 0
+        assert head.poll() is None, "the run stopped the cluster it joined"
+    finally:  # the whole cluster is the head's process group (a graceful stop drains 30 s)
+        try:
+            os.killpg(head.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        head.wait(timeout=30)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
