@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from guandan_env import actions as T
-from guandan_env.cards import HEARTS, NUM_NATURAL_RANKS, level_rank_value
+from guandan_env.cards import HEARTS, NUM_NATURAL_RANKS
+from guandan_env.strength import LEVEL_VALUE, bomb_tier
 
 NR = NUM_NATURAL_RANKS  # 13
 MERGE_REFUND = 0.9  # cost given back when a triple absorbs an earlier pending pair
@@ -52,8 +53,7 @@ def play_cost(kind: int, value: int, size: int = 0) -> float:
     if kind == T.FOUR_JOKERS:
         return -1.0
     if kind == T.BOMB:
-        tier = size - 3 if size < 6 else size - 2  # 4:1, 5:2, 6:4 … like movegen's tiers
-        return -0.4 - 0.05 * tier
+        return -0.4 - 0.05 * bomb_tier(kind, size)
     if kind == T.STRAIGHT_FLUSH:
         return -0.55
     if kind in (T.STRAIGHT, T.THREE_PAIRS, T.TWO_TRIPLES):
@@ -68,7 +68,7 @@ class _Level:
 
     def __init__(self, level: int) -> None:
         self.level = level
-        self.val = [level_rank_value(r, level) for r in range(15)]
+        self.val = [int(v) for v in LEVEL_VALUE[level]]
         self.single = [play_cost(T.SINGLE, v) for v in self.val]
         self.pair = [play_cost(T.PAIR, v) for v in self.val]
         self.triple = [play_cost(T.TRIPLE, v) for v in self.val]

@@ -30,7 +30,7 @@ import numpy as np
 from guandan_env import actions as T
 from guandan_env.cards import HEARTS, level_key
 from guandan_env.choice import pick_face
-from guandan_env.movegen import strength_arrays
+from guandan_env.strength import strength_arrays
 
 from .hand_split import (
     after_action,
@@ -56,16 +56,6 @@ class HeuristicParams:
     weak_partner_value: int = 9  # a partner play below this level value may be covered
     lead_size_weight: float = 0.6  # leading: prefer plays with low value - weight * size
     max_exact: int = 64  # follow candidates scored by the exact split search (speed cap)
-
-
-_STRENGTH: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _strength(level: int) -> tuple[np.ndarray, np.ndarray]:
-    s = _STRENGTH.get(level)
-    if s is None:
-        s = _STRENGTH[level] = strength_arrays(level)
-    return s
 
 
 class HeuristicAgent:
@@ -140,7 +130,7 @@ class HeuristicAgent:
     def _lead(self, view, legal: np.ndarray) -> int:
         p = self.params
         level = view.level
-        value, power = _strength(level)
+        value, power = strength_arrays(level)
         n_cards = int(view.hand.sum())
         out = legal[T.SIZE[legal] == n_cards]
         if out.size:
@@ -180,7 +170,7 @@ class HeuristicAgent:
 
     def _feed(self, view, legal: np.ndarray, state, partner_cards: int) -> int:
         """Lowest natural single (or pair for a partner holding two) to let the partner out."""
-        value, _ = _strength(view.level)
+        value, _ = strength_arrays(view.level)
         kinds = (T.PAIR, T.SINGLE) if partner_cards == 2 else (T.SINGLE,)
         for kind in kinds:
             cands = legal[(T.KIND[legal] == kind) & (T.WILDS[legal] == 0)]
@@ -209,7 +199,7 @@ class HeuristicAgent:
     def _follow(self, view, legal: np.ndarray) -> int:
         p = self.params
         level = view.level
-        value, power = _strength(level)
+        value, power = strength_arrays(level)
         cands = legal[legal != T.PASS_ACTION]
         if cands.size == 0:
             return T.PASS_ACTION

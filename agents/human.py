@@ -21,11 +21,11 @@ from guandan_env.cards import (
     face_text,
     is_wild,
     level_key,
-    level_rank_value,
     parse_card,
     sort_key,
 )
 from guandan_env.choice import choose_cards
+from guandan_env.strength import action_sort_key
 
 ANNOUNCE_AT = 10  # a seat with this many cards or fewer is announced
 KIND_LABEL = {
@@ -50,16 +50,6 @@ KIND_ALIASES = {
     "plate": "two_triples",
 }
 LIST_HINT = {"straight_flush": "sf", "full_house": "full"}
-# Listing order: non-bombs by kind, then bombs in bomb order (R-4).
-_NONBOMB_ORDER = [
-    T.SINGLE,
-    T.PAIR,
-    T.TRIPLE,
-    T.FULL_HOUSE,
-    T.STRAIGHT,
-    T.THREE_PAIRS,
-    T.TWO_TRIPLES,
-]
 HELP = """\
 Commands on your turn:
   N             play choice number N from the list
@@ -168,30 +158,10 @@ def play_label(action: int, level: int) -> str:
     return label
 
 
-def _strength(action: int, level: int) -> tuple:
-    kind = int(T.KIND[action])
-    key = int(T.KEY[action])
-    if kind == T.RETURN:
-        f = int(T.RETURN_FACE[action])
-        return (0, level_key(f, level), f)
-    lv = 12 if key == T.LEVEL_KEY else (key if key < 0 else level_rank_value(key, level))
-    seq = kind in T.SEQUENCE_KINDS
-    k = key if seq else lv
-    if kind in _NONBOMB_ORDER:
-        group = _NONBOMB_ORDER.index(kind)
-    else:  # bombs in bomb order (R-4): 4, 5, straight flush, 6..10, four jokers
-        size = int(T.SIZE[action])
-        rank = {T.STRAIGHT_FLUSH: 5.5, T.FOUR_JOKERS: 11}.get(kind, size)
-        group = 10 + rank
-    pr = int(T.PAIR_RANK[action])
-    pair = level_rank_value(pr, level) if pr >= 0 else 99  # the two-wildcard pair last
-    return (group, k, int(T.WILDS[action]), pair, int(T.SUIT[action]), action)
-
-
 def list_choices(mask: np.ndarray, hand: np.ndarray, level: int) -> list[Choice]:
     """The legal actions except pass, sorted by kind and strength, numbered from 1."""
     acts = [int(a) for a in np.flatnonzero(mask) if a != T.PASS_ACTION]
-    acts.sort(key=lambda a: _strength(a, level))
+    acts.sort(key=lambda a: action_sort_key(a, level))
     out = []
     for i, a in enumerate(acts, 1):
         faces = choose_cards(hand, level, a)

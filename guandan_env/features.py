@@ -28,7 +28,7 @@ import numpy as np
 
 from . import actions as T
 from .cards import NUM_FACES, NUM_RANKS
-from .movegen import strength_arrays
+from .strength import POWER_SCALE, strength_arrays
 
 FEATURE_FIELDS = [
     ("kind", len(T.KIND_NAMES)),
@@ -65,7 +65,7 @@ def action_features(level: int) -> np.ndarray:
     value, power = strength_arrays(level)
     is_play = (T.KIND != T.PASS) & (T.KIND != T.RETURN)
     f[a, S["value"].start + np.where(is_play, value, 16)] = 1
-    f[:, S["bomb_power"].start] = power / 160.0
+    f[:, S["bomb_power"].start] = power / POWER_SCALE
     ret = T.RETURN_FACE >= 0
     f[a[ret], S["return_face"].start + T.RETURN_FACE[ret]] = 1
     f.setflags(write=False)

@@ -17,12 +17,11 @@ A hand's mask is ``atoms[ATOM_IDX].all(0)``; a batch of hands is the same gather
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from . import actions as T
 from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS, level_key
+from .strength import beats_matrix, strength_arrays
 
 MAX_COUNT = 8  # natural cards of one rank in the deck
 GE_BASE = 0
@@ -153,61 +152,7 @@ def batch_atoms(counts: np.ndarray, levels: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# Comparison (R-4, R-5.2)
-
-_BOMB_TIER = {4: 1, 5: 2, 6: 4, 7: 5, 8: 6, 9: 7, 10: 8}
-_SF_TIER = 3
-_FOUR_JOKERS_TIER = 9
-
-
-_BOMB_TIER_OF_SIZE = np.zeros(11, dtype=np.int16)
-for _size, _tier in _BOMB_TIER.items():
-    _BOMB_TIER_OF_SIZE[_size] = _tier
-
-
-@lru_cache(maxsize=13)
-def strength_arrays(level: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-action ``(value, power)`` at ``level`` (read-only, cached).
-
-    ``value`` orders actions of one non-bomb kind (level order for single/pair/triple/full
-    house keys, natural order for sequences). ``power`` is 0 for non-bombs and orders all
-    bombs by R-4: tier (4 < 5 < straight flush < 6 < … < 10 < four jokers), then rank.
-    """
-    kind = T.KIND
-    key = T.KEY.astype(np.int16)
-    # level order (R-2.4): the level rank moves above A, ranks above it shift down by one
-    level_value = np.where(key == level, 12, np.where((key > level) & (key < 13), key - 1, key))
-    value = np.where(np.isin(kind, T.SEQUENCE_KINDS), key, level_value)
-    value = np.where(key == T.LEVEL_KEY, 12, value)
-    value = np.where(np.isin(kind, (T.PASS, T.RETURN, T.FOUR_JOKERS)), 0, value).astype(np.int16)
-    power = np.zeros(T.NUM_ACTIONS, dtype=np.int16)
-    bomb = kind == T.BOMB
-    power[bomb] = _BOMB_TIER_OF_SIZE[T.SIZE[bomb]] * 16 + value[bomb] + 1
-    sf = kind == T.STRAIGHT_FLUSH
-    power[sf] = _SF_TIER * 16 + value[sf] + 1
-    power[kind == T.FOUR_JOKERS] = _FOUR_JOKERS_TIER * 16 + 1
-    value.setflags(write=False)
-    power.setflags(write=False)
-    return value, power
-
-
-def beats_matrix(level: int) -> np.ndarray:
-    """``bool[A, A]``: row ``last``, column ``a``: play ``a`` beats ``last`` (R-5.2, R-4).
-
-    Pass and return actions never beat anything and cannot be beaten.
-    """
-    value, power = strength_arrays(level)
-    kind = T.KIND.astype(np.int16)
-    is_play = _PLAY_NO_PASS
-    same_kind = kind[:, None] == kind[None, :]
-    higher = value[None, :] > value[:, None]
-    last_bomb = power[:, None] > 0
-    m = np.where(
-        last_bomb, power[None, :] > power[:, None], (power[None, :] > 0) | (same_kind & higher)
-    )
-    m &= is_play[None, :] & is_play[:, None]
-    return m
-
+# Comparison (R-4, R-5.2; the rules themselves are in strength.py)
 
 _BEATS_PACKED: dict[int, np.ndarray] = {}
 

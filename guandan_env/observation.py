@@ -23,7 +23,7 @@ import numpy as np
 
 from . import actions as T
 from .cards import NUM_FACES
-from .movegen import strength_arrays
+from .strength import POWER_SCALE, strength_arrays
 
 if TYPE_CHECKING:
     from .engine import Game
@@ -194,7 +194,7 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
     if out is None:
         out = np.empty((b, OBS_DIM), dtype=np.float32)
     out[:] = buf[:, :OBS_DIM].view(np.uint8)  # 0/1; faster than a bool cast
-    out[:, _S["table_bomb_power"].start] = np.where(following, _POWER[x.level, ta], 0) / 160.0
+    out[:, _S["table_bomb_power"].start] = np.where(following, _POWER[x.level, ta], 0) / POWER_SCALE
     return out
 
 
@@ -271,7 +271,7 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
             _TABLE_VALUE + _VALUE_L[g.level][ta],
             _TABLE_SEAT + (g.last_seat - seat) % 4,
         ]
-        out[_BOMB_POWER] = _POWER_L[g.level][ta] / 160.0
+        out[_BOMB_POWER] = _POWER_L[g.level][ta] / POWER_SCALE
     else:
         table = [_TABLE_KIND, _TABLE_VALUE + NUM_KEYS, _TABLE_SEAT + 4]
     hot = [

@@ -1,4 +1,5 @@
-"""Internal consistency of the fast move generator's pieces (R-4, R-5.2)."""
+"""Internal consistency of the fast move generator's pieces and of the strength module
+(R-4, R-5.2): every user of the bomb order reads ``guandan_env.strength``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from guandan_env import actions as T
-from guandan_env import movegen
+from guandan_env import movegen, strength
 from guandan_env.cards import full_deck, level_rank_value
 
 _BOMB_TIER = {4: 1, 5: 2, 6: 4, 7: 5, 8: 6, 9: 7, 10: 8}
@@ -38,7 +39,7 @@ def strength_loop(level: int) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("level", range(13))
 def test_r4_strength_arrays_match_plain_loop(level):
-    v, p = movegen.strength_arrays(level)
+    v, p = strength.strength_arrays(level)
     v2, p2 = strength_loop(level)
     assert np.array_equal(v, v2) and np.array_equal(p, p2)
 
@@ -71,3 +72,28 @@ def test_batch_masks_equal_single_hand_masks():
     for i in range(200):
         last = None if lasts[i] < 0 else int(lasts[i])
         assert np.array_equal(batch[i], movegen.play_mask(hands[i], int(levels[i]), last))
+
+
+@pytest.mark.parametrize("level", [0, 5, 12])
+def test_r4_listing_order_and_split_costs_follow_the_bomb_order(level):
+    """The terminal player's listing (``action_sort_key``) and the hand split's play costs
+    rank bombs as R-4 does: a stronger bomb lists later and costs no more to hold."""
+    from agents.hand_split import play_cost
+
+    _, power = strength.strength_arrays(level)
+    bombs = np.flatnonzero(power > 0)
+    listed = sorted(bombs, key=lambda a: strength.action_sort_key(int(a), level))
+    assert np.all(np.diff(power[listed]) >= 0)
+    nonbomb = np.flatnonzero((power == 0) & (T.KIND != T.PASS) & (T.KIND != T.RETURN))
+    last_nonbomb = max(strength.action_sort_key(int(a), level) for a in nonbomb)
+    assert all(strength.action_sort_key(int(a), level) > last_nonbomb for a in bombs)
+    tier = {int(a): strength.bomb_tier(int(T.KIND[a]), int(T.SIZE[a])) for a in bombs}
+    assert all(int(power[a]) // strength.POWER_PER_TIER == t for a, t in tier.items())
+    by_tier = sorted(set(tier.values()))
+    costs = []
+    for t in by_tier:
+        a = next(a for a, tt in tier.items() if tt == t)
+        kind, size = int(T.KIND[a]), int(T.SIZE[a])
+        costs.append(play_cost(kind, 0, size))
+    assert costs == sorted(costs, reverse=True), costs  # 4 < 5 < sf < 6 ... < four jokers
+    assert int(power.max()) < strength.POWER_SCALE
