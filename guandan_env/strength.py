@@ -119,4 +119,3 @@ def action_sort_key(action: int, level: int) -> tuple:
     pr = int(T.PAIR_RANK[action])
     pair = int(LEVEL_VALUE[level][pr]) if pr >= 0 else 99  # the two-wildcard pair last
     return (group, order, int(T.WILDS[action]), pair, int(T.SUIT[action]), action)
-
