@@ -30,6 +30,7 @@ import numpy as np
 from guandan_env import actions as T
 from guandan_env.cards import HEARTS, level_key
 from guandan_env.choice import pick_face
+from guandan_env.phase import Phase
 from guandan_env.strength import strength_arrays
 
 from .hand_split import (
@@ -83,7 +84,7 @@ class HeuristicAgent:
                 "the heuristic agent needs info['view'] (a guandan_env.aec.SeatView), "
                 "as the AEC env provides for the agent to act"
             )
-        if view.phase == "return":
+        if view.phase == Phase.RETURN:
             a = self._return(view, legal)
         elif view.table_action < 0:
             a = self._lead(view, legal)

@@ -25,6 +25,7 @@ from guandan_env.cards import (
     sort_key,
 )
 from guandan_env.choice import choose_cards
+from guandan_env.phase import Phase
 from guandan_env.strength import action_sort_key
 
 ANNOUNCE_AT = 10  # a seat with this many cards or fewer is announced
@@ -237,7 +238,7 @@ class HumanPlayer:
             else:
                 counts.append(f"{who} {n}{mark}")
         lines.append("Cards left: " + " | ".join(counts))
-        if view.phase == "return":
+        if view.phase == Phase.RETURN:
             t = next(t for t in g.tributes if t.receiver == self.seat and t.returned < 0)
             lines.append(
                 f"You received {face_text(t.face)} from {self.labels[t.giver]} as tribute: "
@@ -328,7 +329,7 @@ class HumanPlayer:
             if low in ("p", "pass") or low == "0":
                 if can_pass:
                     return T.PASS_ACTION
-                if view.phase == "return":
+                if view.phase == Phase.RETURN:
                     say("You must return a card now: choose one of the numbers above (R-7.1).")
                 else:
                     say("You lead this trick: you must play, passing is not allowed (R-5.1).")
@@ -396,7 +397,7 @@ class HumanPlayer:
             return
         found = choices_for_cards(choices, faces, view.level)
         if not found:
-            what = "return" if view.phase == "return" else "legal play"
+            what = "return" if view.phase == Phase.RETURN else "legal play"
             say(f"No {what} uses exactly {' '.join(tokens)} here.")
             return
         say("Plays with exactly these cards (type the number):")

@@ -32,6 +32,7 @@ from guandan_env.api import action_text
 from guandan_env.cards import NUM_FACES, RANK_TEXT
 from guandan_env.engine import Game, Tribute
 from guandan_env.observation import encode_game
+from guandan_env.phase import Phase
 
 
 class ProtocolError(ValueError):
@@ -98,7 +99,7 @@ class ProtocolMirror:
         g.hands = self._dummy_hands(hand, [int(hand.sum())] * 4, np.zeros((4, NUM_FACES), np.uint8))
         g.played = np.zeros((4, NUM_FACES), dtype=np.uint8)
         g.deal_cards = 108
-        g.phase, g.to_act = "play", self.me
+        g.phase, g.to_act = Phase.PLAY, self.me
         self.game = g
 
     def _dummy_hands(self, mine: np.ndarray, left: list[int], played: np.ndarray) -> np.ndarray:
@@ -174,7 +175,7 @@ class ProtocolMirror:
             return
         seat = int(msg["curPos"])
         action, faces = P.action_of_entry(msg["curAction"], g.level)
-        g.phase = "play"
+        g.phase = Phase.PLAY
         self._settle_returns()
         self._hold(seat, faces)
         g.apply_move(seat, action, faces)
@@ -212,7 +213,7 @@ class ProtocolMirror:
             raise ProtocolError(f"act: actionList must be a non-empty list, got {entries!r}")
         g.to_act = me
         if stage == "back":
-            g.phase = "return"
+            g.phase = Phase.RETURN
             g.pending_returns = [
                 i for i, t in enumerate(g.tributes) if t.receiver == me and t.returned < 0
             ]
@@ -220,7 +221,7 @@ class ProtocolMirror:
                 g.tributes.append(Tribute(-1, me, -1))
                 g.pending_returns = [len(g.tributes) - 1]
         else:
-            g.phase = "play"
+            g.phase = Phase.PLAY
             self._settle_returns()
             gpos = msg.get("greaterPos", -1)
             if gpos is None or int(gpos) < 0 or msg.get("greaterAction") is None:
@@ -236,7 +237,7 @@ class ProtocolMirror:
             "seat": me,
             "level": RANK_TEXT[g.level],
             "table": action_text(g.last_action, g.level)
-            if g.phase == "play" and g.last_action >= 0
+            if g.phase == Phase.PLAY and g.last_action >= 0
             else None,
             "view": view,
             "last_play": None,

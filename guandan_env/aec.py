@@ -71,6 +71,7 @@ from .api import action_text
 from .cards import RANK_TEXT, format_cards, format_hand
 from .engine import Game
 from .observation import OBS_DIM, encode_game, spec_table
+from .phase import Phase
 from .scenario import (  # noqa: F401
     DEFAULT_CONFIG,
     SCENARIO_KEYS,
@@ -93,7 +94,7 @@ class SeatView:
     seat: int
     level: int
     hand: np.ndarray  # uint8[54] face counts (a copy)
-    phase: str  # "play" or "return"
+    phase: Phase  # Phase.PLAY or Phase.RETURN
     table_action: int  # play to beat, -1 when leading
     table_seat: int  # absolute seat that made it, -1 when leading
     cards_left: list[int]  # per absolute seat
@@ -131,7 +132,7 @@ class SeatView:
 
 
 def seat_view(game: Game, seat: int) -> SeatView:
-    following = game.phase == "play" and game.last_action >= 0
+    following = game.phase == Phase.PLAY and game.last_action >= 0
     return SeatView(
         seat=seat,
         level=game.level,
@@ -232,7 +233,7 @@ class raw_env(AECEnv):
             level=RANK_TEXT[g.level],
             table=(
                 action_text(g.last_action, g.level)
-                if g.phase == "play" and g.last_action >= 0
+                if g.phase == Phase.PLAY and g.last_action >= 0
                 else None
             ),
         )
@@ -301,7 +302,7 @@ class raw_env(AECEnv):
                 self.infos[ag]["illegal_action"] = agent
             self._accumulate_rewards()
             return
-        returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == "return" else None
+        returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == Phase.RETURN else None
         faces = g.step(a, self._mask)
         infos = self.infos
         if returning_to is None:
@@ -391,7 +392,7 @@ class raw_env(AECEnv):
             place = f" (finished {g.finish_order.index(s) + 1})" if s in g.finish_order else ""
             hand = format_hand(g.hands[s], g.level, mark_wild=True)
             out.append(f"{mark} seat {s} [team {s % 2}] {n:2d} cards{place}: {hand}")
-        if g.phase == "play" and g.last_action >= 0:
+        if g.phase == Phase.PLAY and g.last_action >= 0:
             out.append(f"table: seat {g.last_seat} {action_text(g.last_action, g.level)}")
         out.append("recent:")
         out += ["  " + line for line in self.log[-8:]]

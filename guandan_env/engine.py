@@ -4,8 +4,8 @@
 it: copyable with ``copy.deepcopy``, picklable, and read directly by the observation encoder.
 It owns its RNG (``numpy.random.Generator`` from the match seed); nothing uses the global RNG.
 
-Phases of a deal: ``"return"`` (a tribute receiver chooses the card to hand back, R-7),
-``"play"`` (tricks, R-5), ``"deal_over"``; after a match is decided, ``"match_over"``.
+Phases of a deal (``phase.Phase``): ``RETURN`` (a tribute receiver chooses the card to hand
+back, R-7), ``PLAY`` (tricks, R-5), ``DEAL_OVER``; after a match is decided, ``MATCH_OVER``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from .cards import (
 )
 from .choice import choose_cards, sf_loss
 from .observation import ObsInputs
+from .phase import Phase
 
 ACE = 12  # rank index of A: the top level (R-6.5)
 _ONES = np.ones(NUM_FACES, dtype=np.uint8)
@@ -107,7 +108,7 @@ class Game:
     counts: np.ndarray = field(
         default_factory=lambda: np.zeros((13, NUM_FACES), dtype=np.uint8), repr=False
     )
-    phase: str = "play"
+    phase: Phase = Phase.PLAY
     to_act: int = 0
     leader: int = 0
     last_action: int = -1  # -1: leading a new trick
@@ -189,10 +190,10 @@ class Game:
             first_leader = self._next_active(first_leader)
         self.leader = self.deal_leader = first_leader
         if self.pending_returns:
-            self.phase = "return"
+            self.phase = Phase.RETURN
             self.to_act = self.tributes[self.pending_returns[0]].receiver
         else:
-            self.phase = "play"
+            self.phase = Phase.PLAY
             self.to_act = first_leader
 
     # ------------------------------------------------------------------ tribute (R-7)
@@ -258,10 +259,10 @@ class Game:
         play when leading (R-5.1), pass and what beats the table play when following (R-5.2,
         R-4); both bit-packed (``vector_mask``), the same rows as the batched engine.
         """
-        if self.phase == "play":
+        if self.phase == Phase.PLAY:
             table = vector_mask.table_words(self.level, self.last_action)
             mask = vector_mask.unpack_one(self._hand_words(self.to_act) & table)
-        elif self.phase == "return":
+        elif self.phase == Phase.RETURN:
             mask = movegen.return_mask(self.hands[self.to_act], self.level)
         else:
             mask = np.zeros(T.NUM_ACTIONS, dtype=bool)
@@ -281,7 +282,7 @@ class Game:
 
     @property
     def deal_over(self) -> bool:
-        return self.phase in ("deal_over", "match_over")
+        return self.phase in (Phase.DEAL_OVER, Phase.MATCH_OVER)
 
     # ------------------------------------------------------------------ moves
     def step(self, action: int, mask: np.ndarray | None = None) -> tuple[int, ...]:
@@ -306,7 +307,7 @@ class Game:
         if not mask[a]:
             raise ValueError(self.explain_illegal(a))
         faces = tuple(choose_cards(self.hands[seat], self.level, a))
-        if self.phase == "return":
+        if self.phase == Phase.RETURN:
             self._do_return(seat, faces[0])
             return faces
         self._apply(seat, a, faces)
@@ -317,8 +318,8 @@ class Game:
         from a remote server's messages, ``agents.remote``): the trick, wind and deal-end
         rules of ``step`` (R-5, R-6), without its legality check; ``seat`` must hold
         ``faces``."""
-        if self.phase != "play":
-            raise ValueError(f"no play is due in phase {self.phase!r} (R-5)")
+        if self.phase != Phase.PLAY:
+            raise ValueError(f"no play is due in phase '{self.phase}' (R-5)")
         a = T.check_action(action)
         faces = tuple(int(f) for f in faces)
         need = np.bincount(np.asarray(faces, dtype=np.int64), minlength=NUM_FACES)
@@ -339,7 +340,7 @@ class Game:
         seat = self.to_act
         what = f"action {a} ({action_text(a, self.level)}) by seat {seat}"
         kind = int(T.KIND[a])
-        if self.phase == "return":
+        if self.phase == Phase.RETURN:
             if kind != T.RETURN:
                 return f"illegal {what}: seat {seat} must choose a tribute return card (R-7.1)"
             return (
@@ -367,7 +368,7 @@ class Game:
         if self.pending_returns:
             self.to_act = self.tributes[self.pending_returns[0]].receiver
         else:
-            self.phase = "play"
+            self.phase = Phase.PLAY
             self.to_act = self.leader
 
     def _do_pass(self) -> None:
@@ -420,7 +421,7 @@ class Game:
             deal_level=self.level,
         )
         self._settle_levels(self.result)
-        self.phase = "match_over" if self.match_over else "deal_over"
+        self.phase = Phase.MATCH_OVER if self.match_over else Phase.DEAL_OVER
         return True
 
     def _settle_levels(self, res: DealResult) -> None:
@@ -486,7 +487,7 @@ class Game:
     def obs_inputs(self, seat: int) -> ObsInputs:
         """This table as a batch of one for the batched observation encoder, seen from
         ``seat`` (the AEC env uses ``observation.encode_game``, tested equal)."""
-        following = self.phase == "play" and self.last_action >= 0
+        following = self.phase == Phase.PLAY and self.last_action >= 0
         tface, trecv, tret, tto = self.tribute_facts()
         return ObsInputs(
             seat=np.array([seat]),
@@ -508,7 +509,7 @@ class Game:
             return_to=np.array([tto]),
             resisted=np.array([self.resisted]),
             resist_jokers=np.array([[self.resist_jokers.count(s) for s in range(4)]]),
-            returning=np.array([self.phase == "return"]),
+            returning=np.array([self.phase == Phase.RETURN]),
         )
 
     # ------------------------------------------------------------------ summaries

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import actions as T
 from .cards import NUM_FACES
+from .phase import Phase
 from .strength import POWER_SCALE, strength_arrays
 
 if TYPE_CHECKING:
@@ -250,7 +251,7 @@ _BOMB_POWER = _S["table_bomb_power"].start
 def encode_game(g: Game, seat: int) -> np.ndarray:
     """Observation ``float32 (OBS_DIM,)`` of ``seat`` at table ``g``: equal to
     ``encode(g.obs_inputs(seat))[0]``, computed with scalar Python (see module docstring)."""
-    following = g.phase == "play" and g.last_action >= 0
+    following = g.phase == Phase.PLAY and g.last_action >= 0
     sets = g.counts.take(_CARD_ROWS[seat, g.last_seat if following else 4], axis=0)
     unseen = sets[_UNSEEN_SET]
     np.subtract(_TWOS, np.add.reduce(sets[:_UNSEEN_SET], 0, dtype=np.uint8), out=unseen)
@@ -292,7 +293,7 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
         _LEVELING + (2 if lt is None else int(lt != team)),
         _A_FAIL + min(af[team], 2),
         _A_FAIL + 3 + min(af[1 - team], 2),
-        _PHASE + (2 if g.phase == "return" else int(following)),
+        _PHASE + (2 if g.phase == Phase.RETURN else int(following)),
         *table,
     ]
     for t in g.tributes:  # tribute facts (R-7, R-8.2); at most two tributes

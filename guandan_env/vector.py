@@ -59,6 +59,7 @@ from . import actions as T
 from . import validate
 from .engine import Game
 from .observation import OBS_DIM, ObsInputs, encode
+from .phase import Phase
 from .scenario import check_config, check_options, start_scenario
 from .vector_choice import batch_choose_cards
 from .vector_mask import MASK_BYTES, pack_masks, play_masks_packed, return_masks, sample_packed
@@ -248,7 +249,7 @@ class VectorGuandanEnv:
         self.a_failures[idx] = [g.a_failures for g in games]
         self.to_act[idx] = [g.to_act for g in games]
         self.leader[idx] = [g.leader for g in games]
-        self.returning[idx] = [g.phase == "return" for g in games]
+        self.returning[idx] = [g.phase == Phase.RETURN for g in games]
         self.last_action[idx] = -1
         self.last_seat[idx] = -1
         self.passes[idx] = 0
@@ -348,7 +349,7 @@ class VectorGuandanEnv:
         g.level = int(self.level[i])
         g.hands = self.hands[i].copy()
         g.to_act = int(self.to_act[i])
-        g.phase = "return" if self.returning[i] else "play"
+        g.phase = Phase.RETURN if self.returning[i] else Phase.PLAY
         g.last_action = int(self.last_action[i])
         return f"table {i}: " + g.explain_illegal(act)
 

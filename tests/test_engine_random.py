@@ -36,6 +36,7 @@ import guandan_env
 from guandan_env import actions as T
 from guandan_env.cards import RJ_FACE, level_key
 from guandan_env.engine import Game
+from guandan_env.phase import Phase
 
 ACE = 12
 GAIN = {1: 3, 2: 2, 3: 1}  # partner's place index (second/third/last) -> levels
@@ -149,7 +150,7 @@ def play_deal(
     assert finished == []
     last_player, passes = -1, 0  # the current trick, as the test sees it
     while True:
-        assert g.phase in ("play", "return")
+        assert type(g.phase) is Phase and g.phase in (Phase.PLAY, Phase.RETURN)
         seat = g.to_act
         assert 0 <= seat < 4 and g.hands[seat].sum() > 0 and seat not in finished
         mask = g.legal_mask()
@@ -231,7 +232,7 @@ def run_matches(seed: int, n_deals: int, capped: bool = True) -> Counter:
             assert g.levels == tr.levels and g.a_failures == tr.a_failures
             assert g.leveling_team == tr.leveling_team or tr.over
             assert g.match_over == tr.over and g.match_winner == tr.match_winner
-            assert g.phase == ("match_over" if tr.over else "deal_over")
+            assert g.phase is (Phase.MATCH_OVER if tr.over else Phase.DEAL_OVER)
             if tr.over or deals >= n_deals:
                 break
             g.next_deal()
