@@ -292,7 +292,7 @@ class raw_env(AECEnv):
             a = -1
         illegal = a < 0 or not self._mask[a]
         if illegal and self.config["illegal_action"] == "raise":
-            raise ValueError(g.explain_illegal(a))
+            raise g.illegal_error(a)
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if illegal:  # penalize mode

@@ -16,7 +16,6 @@ import numpy as np
 
 from . import actions as T
 from . import movegen, vector_mask
-from .api import action_text
 from .cards import (
     COPIES,
     HAND_SIZE,
@@ -29,6 +28,7 @@ from .cards import (
     level_key,
 )
 from .choice import choose_cards, sf_loss
+from .illegal import IllegalActionError, illegal_action_error
 from .observation import ObsInputs
 from .phase import Phase
 
@@ -288,24 +288,21 @@ class Game:
     def step(self, action: int, mask: np.ndarray | None = None) -> tuple[int, ...]:
         """Apply ``action`` for the seat to act; returns the faces it moved.
 
-        Raises ``ValueError`` naming the action, the seat and the rule if it is illegal; the
-        state is unchanged then. ``mask`` may pass the ``legal_mask()`` of this very state
-        (read-only); any other array is ignored and the mask recomputed, so a caller can
-        never widen what is legal.
+        Raises ``IllegalActionError`` (a ``ValueError``; ``guandan_env.illegal``) naming the
+        action, the seat, the reason and the rule if it is illegal; the state is unchanged
+        then. ``mask`` may pass the ``legal_mask()`` of this very state (read-only); any
+        other array is ignored and the mask recomputed, so a caller can never widen what is
+        legal.
         """
-        if self.deal_over:
-            raise ValueError(f"the deal is over (phase {self.phase}): no action is legal (R-6.2)")
         a = int(action)
         seat = self.to_act
-        if not 0 <= a < T.NUM_ACTIONS:
-            raise ValueError(
-                f"illegal action {action} by seat {seat}: ids are 0..{T.NUM_ACTIONS - 1}"
-            )
+        if self.deal_over or not 0 <= a < T.NUM_ACTIONS:
+            raise self.illegal_error(a)
         memo = self._mask_memo
         if mask is None or memo is None or mask is not memo[1] or memo[0] != self._moves:
             mask = self.legal_mask()
         if not mask[a]:
-            raise ValueError(self.explain_illegal(a))
+            raise self.illegal_error(a)
         faces = tuple(choose_cards(self.hands[seat], self.level, a))
         if self.phase == Phase.RETURN:
             self._do_return(seat, faces[0])
@@ -336,27 +333,11 @@ class Game:
         else:
             self._do_play(seat, a, faces)
 
-    def explain_illegal(self, a: int) -> str:
+    def illegal_error(self, a: int) -> IllegalActionError:
+        """The error for action ``a`` by the seat to act, if the legal mask refuses it."""
         seat = self.to_act
-        what = f"action {a} ({action_text(a, self.level)}) by seat {seat}"
-        kind = int(T.KIND[a])
-        if self.phase == Phase.RETURN:
-            if kind != T.RETURN:
-                return f"illegal {what}: seat {seat} must choose a tribute return card (R-7.1)"
-            return (
-                f"illegal {what}: a return must be a held card of rank 2..10, or the lowest "
-                "card if none is held (R-7.1)"
-            )
-        if kind == T.RETURN:
-            return f"illegal {what}: no tribute return is due now (R-7)"
-        if kind == T.PASS:
-            return f"illegal {what}: the leader of a trick must play, never pass (R-5.1)"
-        if not movegen.lead_mask(self.hands[seat], self.level)[a]:
-            return f"illegal {what}: the hand does not hold the cards for it (R-3)"
-        return (
-            f"illegal {what}: it does not beat {action_text(self.last_action, self.level)} "
-            "on the table "
-            "(R-5.2, R-4)"
+        return illegal_action_error(
+            a, seat, self.phase, self.hands[seat], self.level, self.last_action
         )
 
     def _do_return(self, seat: int, face: int) -> None:
@@ -398,12 +379,15 @@ class Game:
         self.last_play_of[seat] = a
         if not np.count_nonzero(hand):  # ~5x cheaper than hand.sum() at this size
             self.finish_order.append(seat)
-            if self._check_deal_end():
+            if self.finish_deal():
                 return
         self.to_act = self._next_active(seat)
 
     # ------------------------------------------------------------------ end of deal (R-6)
-    def _check_deal_end(self) -> bool:
+    def finish_deal(self) -> bool:
+        """End the deal if its finish order decides it (R-6.2): record ``result``, settle the
+        levels (R-6.5–R-6.8) and move to ``DEAL_OVER`` / ``MATCH_OVER``. Returns whether it
+        ended; the vector env calls it with the finish order its arrays reached."""
         fo = self.finish_order
         double = len(fo) >= 2 and team_of(fo[0]) == team_of(fo[1])
         if not (double or len(fo) >= 3):

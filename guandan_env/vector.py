@@ -58,6 +58,7 @@ import numpy as np
 from . import actions as T
 from . import validate
 from .engine import Game
+from .illegal import IllegalActionError, illegal_action_error
 from .observation import OBS_DIM, ObsInputs, encode
 from .phase import Phase
 from .scenario import check_config, check_options, start_scenario
@@ -298,7 +299,7 @@ class VectorGuandanEnv:
         }
         if illegal.any():
             if self.config["illegal_action"] == "raise":
-                raise ValueError(self._explain_illegal(int(np.flatnonzero(illegal)[0]), a))
+                raise self._illegal_error(int(np.flatnonzero(illegal)[0]), a)
             bad = np.flatnonzero(illegal)
             rewards[bad, self.to_act[bad]] = float(self.config["illegal_penalty"])
             done[bad] = True
@@ -338,20 +339,11 @@ class VectorGuandanEnv:
         byte = self.masks_packed.view(np.uint8)[np.arange(self.num_tables), ac >> 3]
         return inside & ((byte >> (7 - (ac & 7))) & 1).astype(bool)
 
-    def _explain_illegal(self, i: int, a: np.ndarray) -> str:
-        act = int(a[i])
-        if not 0 <= act < T.NUM_ACTIONS:
-            return (
-                f"table {i}: illegal action {act} by seat {int(self.to_act[i])}: ids are "
-                f"0..{T.NUM_ACTIONS - 1}"
-            )
-        g = Game.new()
-        g.level = int(self.level[i])
-        g.hands = self.hands[i].copy()
-        g.to_act = int(self.to_act[i])
-        g.phase = Phase.RETURN if self.returning[i] else Phase.PLAY
-        g.last_action = int(self.last_action[i])
-        return f"table {i}: " + g.explain_illegal(act)
+    def _illegal_error(self, i: int, a: np.ndarray) -> IllegalActionError:
+        seat = int(self.to_act[i])
+        phase = Phase.RETURN if self.returning[i] else Phase.PLAY
+        hand, level, last = self.hands[i], int(self.level[i]), int(self.last_action[i])
+        return illegal_action_error(int(a[i]), seat, phase, hand, level, last, table=i)
 
     def _apply_returns(self, idx: np.ndarray, acts: np.ndarray) -> None:
         """Tribute returns (R-7.1/R-7.2): the receiver hands the face back to its giver."""
@@ -436,7 +428,7 @@ class VectorGuandanEnv:
         follows: the match's next deal, or a new episode. Returns the game to load."""
         g = self._games[i]
         g.finish_order = [int(s) for s in self.finish_order[i, : self.num_finished[i]]]
-        if not g._check_deal_end():  # pragma: no cover - the arrays decided it ended
+        if not g.finish_deal():  # pragma: no cover - the arrays decided it ended
             raise RuntimeError(f"table {i}: deal end mismatch with the engine")
         res = g.result
         r = res.rewards()

@@ -18,6 +18,7 @@ from guandan_env.aec import raw_env
 from guandan_env.api import cards_for_action, describe_action, legal_actions
 from guandan_env.cards import parse_card, parse_hand, parse_rank
 from guandan_env.engine import Game
+from guandan_env.illegal import IllegalActionError
 
 
 def natural_id(kind: int, rank: str) -> int:
@@ -160,25 +161,35 @@ def test_out_of_range_action_id_wrapped_env():
 
 # ------------------------------------------------------------------ illegal actions
 def illegal_cases():
-    """(game, action, rule id) triples: each action is illegal for the seat to act."""
+    """(game, action, rule id, reason) tuples: each action is illegal for the seat to act."""
     cases = []
     g = make_game(["S3 S4 S9", "S5 SK", "S6", "S7"], leader=0)
-    cases.append((g, T.PASS_ACTION, "R-5.1"))  # leader passes
+    cases.append((g, T.PASS_ACTION, "R-5.1", "leader_must_play"))  # leader passes
     g = make_game(["S3 S4 S9", "S5 SK", "S6", "S7"], leader=0)
-    cases.append((g, natural_id(T.PAIR, "3"), "R-3"))  # cards not held
+    cases.append((g, natural_id(T.PAIR, "3"), "R-3", "cards_not_held"))  # cards not held
     g = make_game(["S3 S4 S9", "S5 SK", "S6", "S7"], leader=0)
     play(g, "S9")
-    cases.append((copy.deepcopy(g), natural_id(T.SINGLE, "5"), "R-5.2"))  # 5 does not beat 9
-    cases.append((copy.deepcopy(g), T.return_action(parse_card("S5")), "R-7"))  # no return due
+    cases.append(
+        (copy.deepcopy(g), natural_id(T.SINGLE, "5"), "R-5.2", "does_not_beat")
+    )  # 5 does not beat 9
+    cases.append(
+        (copy.deepcopy(g), T.return_action(parse_card("S5")), "R-7", "no_return_due")
+    )  # no return due
     g = make_game(
         ["S4 SJ", "S8", "S9", "BJ S3"],
         levels=("5", "9"),
         leveling_team=0,
         previous_order=[0, 1, 2, 3],
     )
-    cases.append((copy.deepcopy(g), natural_id(T.SINGLE, "4"), "R-7.1"))  # a play, not a return
-    cases.append((copy.deepcopy(g), T.return_action(parse_card("SJ")), "R-7.1"))  # J is not 2..10
-    cases.append((copy.deepcopy(g), T.return_action(parse_card("S7")), "R-7.1"))  # not held
+    cases.append(
+        (copy.deepcopy(g), natural_id(T.SINGLE, "4"), "R-7.1", "return_due")
+    )  # a play, not a return
+    cases.append(
+        (copy.deepcopy(g), T.return_action(parse_card("SJ")), "R-7.1", "bad_return")
+    )  # J is not 2..10
+    cases.append(
+        (copy.deepcopy(g), T.return_action(parse_card("S7")), "R-7.1", "bad_return")
+    )  # not held
     return cases
 
 
@@ -186,16 +197,40 @@ def illegal_cases():
 def test_illegal_action_through_game_step(case):
     """R-3, R-5.1, R-5.2, R-7, R-7.1: an illegal action raises ``ValueError`` naming the
     action, the seat and the rule; the state is unchanged."""
-    g, a, rule = illegal_cases()[case]
+    g, a, rule, reason = illegal_cases()[case]
     assert not g.legal_mask()[a]
     before = snapshot(g)
-    with pytest.raises(ValueError) as exc:
+    with pytest.raises(IllegalActionError) as exc:
         g.step(a)
     msg = str(exc.value)
     assert f"action {a}" in msg and f"seat {g.to_act}" in msg and rule in msg, msg
+    e = exc.value  # the same facts as data
+    assert isinstance(e, ValueError) and e.table is None
+    assert (e.action, e.seat, e.reason) == (a, g.to_act, reason) and e.rule.startswith(rule)
     assert snapshot(g) == before
     # and the game goes on normally
     g.step(int(np.flatnonzero(g.legal_mask())[0]))
+
+
+def test_illegal_action_in_the_vector_env_names_its_table():
+    """The vector env raises the same structured error, with the table's index."""
+    from guandan_env import VectorGuandanEnv
+
+    env = VectorGuandanEnv(3)
+    _, mask, to_act = env.reset(seed=4)
+    acts = np.array([int(np.flatnonzero(m)[0]) for m in mask])
+    acts[2] = T.PASS_ACTION  # every table leads its first trick: passing is illegal
+    with pytest.raises(IllegalActionError) as exc:
+        env.step(acts)
+    e = exc.value
+    assert (e.table, e.action, e.seat, e.reason, e.rule) == (
+        2,
+        T.PASS_ACTION,
+        int(to_act[2]),
+        "leader_must_play",
+        "R-5.1",
+    )
+    assert str(e).startswith("table 2: illegal action")
 
 
 def test_step_after_the_deal_is_over():
@@ -205,8 +240,9 @@ def test_step_after_the_deal_is_over():
     g.step(T.PASS_ACTION)
     play(g, "S5")
     assert g.deal_over
-    with pytest.raises(ValueError, match="R-6.2"):
+    with pytest.raises(IllegalActionError, match="R-6.2") as exc:
         g.step(T.PASS_ACTION)
+    assert exc.value.reason == "deal_over"
     with pytest.raises(ValueError, match="not over"):
         make_game(["S3", "S4", "S5", "S6"]).next_deal()
 
