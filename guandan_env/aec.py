@@ -326,10 +326,7 @@ class raw_env(AECEnv):
     def _end_of_deal(self) -> None:
         g = self.game
         res = g.result
-        r = res.rewards()
-        if res.match_winner is not None:
-            bonus = float(self.config["match_win_bonus"])
-            r = r + np.where(np.arange(4) % 2 == res.match_winner, bonus, -bonus)
+        r = res.rewards(float(self.config["match_win_bonus"]))
         for i, ag in enumerate(AGENTS):
             self.rewards[ag] = float(r[i])
             self.infos[ag]["deal_result"] = {

@@ -66,10 +66,15 @@ class DealResult:
     match_winner: int | None = None
     a_failure_team: int | None = None
 
-    def rewards(self) -> np.ndarray:
-        """Per-seat deal reward: ±gain, zero-sum between teams (DESIGN.md)."""
+    def rewards(self, match_win_bonus: float = 0.0) -> np.ndarray:
+        """Per-seat deal reward: ±gain, zero-sum between teams (DESIGN.md), plus
+        ±``match_win_bonus`` when this deal decided the match (the envs' config key)."""
         r = np.full(4, -self.gain, dtype=np.float32)
         r[self.winner_team :: 2] = self.gain
+        if self.match_winner is not None and match_win_bonus:
+            r += np.where(np.arange(4) % 2 == self.match_winner, 1, -1) * np.float32(
+                match_win_bonus
+            )
         return r
 
 

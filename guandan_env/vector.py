@@ -431,10 +431,7 @@ class VectorGuandanEnv:
         if not g.finish_deal():  # pragma: no cover - the arrays decided it ended
             raise RuntimeError(f"table {i}: deal end mismatch with the engine")
         res = g.result
-        r = res.rewards()
-        if res.match_winner is not None:
-            bonus = float(self.config["match_win_bonus"])
-            r = r + np.where(np.arange(4) % 2 == res.match_winner, bonus, -bonus)
+        r = res.rewards(float(self.config["match_win_bonus"]))
         rewards[i] = r
         info["deal_over"][i] = True
         info["winner_team"][i] = res.winner_team

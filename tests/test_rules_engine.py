@@ -350,8 +350,21 @@ def test_r6_8_capped_match_is_a_draw():
     assert g.match_over and g.match_winner is None and g.phase == "match_over"
     assert g.result.match_winner is None
     assert g.result.rewards().tolist() == [-3, 3, -3, 3]
+    assert g.result.rewards(match_win_bonus=5.0).tolist() == [-3, 3, -3, 3]  # a draw: none
     with pytest.raises(ValueError, match="R-6"):
         g.next_deal()
+
+
+def test_deal_result_rewards_carry_the_match_bonus_once():
+    """R-6.3 plus the envs' ``match_win_bonus``: one definition in ``DealResult.rewards``."""
+    from guandan_env.engine import DealResult
+
+    res = DealResult(order=[1, 3, 0, 2], winner_team=1, gain=3, double_down=True, deal_level=12)
+    assert res.rewards().tolist() == [-3, 3, -3, 3]
+    assert res.rewards(10.0).tolist() == [-3, 3, -3, 3]  # the match goes on: no bonus
+    res.match_winner = 1
+    assert res.rewards(10.0).tolist() == [-13, 13, -13, 13]
+    assert res.rewards().tolist() == [-3, 3, -3, 3]
 
 
 def test_r6_8_pass_of_a_on_the_last_capped_deal_wins():
