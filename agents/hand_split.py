@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from guandan_env import actions as T
-from guandan_env.cards import HEARTS, NUM_NATURAL_RANKS
+from guandan_env.cards import NUM_NATURAL_RANKS, wildcard_face
 from guandan_env.strength import LEVEL_VALUE, bomb_tier
 
 NR = NUM_NATURAL_RANKS  # 13
@@ -181,7 +181,7 @@ def rank_state(hand: np.ndarray, level: int) -> tuple[tuple[int, ...], int, int,
     """``(naturals per rank 2..A, small jokers, big jokers, wildcards)`` of a face-count hand;
     the ♥N wildcards are not counted among the naturals."""
     h = np.asarray(hand, dtype=np.int64)
-    wild_face = level * 4 + HEARTS
+    wild_face = wildcard_face(level)
     w = int(h[wild_face])
     nat = h[:52].reshape(NR, 4).sum(1)
     nat[level] -= w

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from guandan_env import actions as T
-from guandan_env.cards import HEARTS, level_key
+from guandan_env.cards import level_key, wildcard_face
 from guandan_env.choice import pick_face
 from guandan_env.phase import Phase
 from guandan_env.strength import strength_arrays
@@ -98,7 +98,7 @@ class HeuristicAgent:
     def _return(self, view, legal: np.ndarray) -> int:
         level = view.level
         state = rank_state(view.hand, level)
-        wild_face = level * 4 + HEARTS
+        wild_face = wildcard_face(level)
         best, best_key = int(legal[0]), None
         cache: dict[int, float] = {}
         for a in legal:

@@ -23,6 +23,7 @@ from guandan_env.cards import (
     level_key,
     parse_card,
     sort_key,
+    wildcard_face,
 )
 from guandan_env.choice import choose_cards
 from guandan_env.phase import Phase
@@ -143,7 +144,7 @@ def play_label(action: int, level: int) -> str:
         return f"return {face_text(int(T.RETURN_FACE[action]))}"
     text = action_text(action, level)
     body = text[len(name) + 1 :].split(" (")[0]
-    wild = face_text(level * 4 + 1)
+    wild = face_text(wildcard_face(level))
     if kind == T.BOMB:
         k = RANK_TEXT[level] if int(T.KEY[action]) == T.LEVEL_KEY else RANK_TEXT[int(T.KEY[action])]
         body = f"{k * int(T.SIZE[action])} ({int(T.SIZE[action])} cards)"
@@ -256,7 +257,7 @@ class HumanPlayer:
             lines.append("You lead: play any combination.")
         lines.append(
             f"Your hand ({int(view.hand.sum())}): {hand_text(view.hand, lv)}"
-            f"    (* = wildcard {face_text(lv * 4 + 1)})"
+            f"    (* = wildcard {face_text(wildcard_face(lv))})"
         )
         return lines
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import actions as T
 from . import movegen, validate
-from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand
+from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand, wildcard_face
 from .choice import choose_cards
 
 
@@ -50,7 +50,7 @@ def describe_action(action: int, level: str) -> dict:
     if T.KIND[a] == T.RETURN:
         face = int(T.RETURN_FACE[a])
         r = face // 4 if face < 52 else 13 + (face - 52)
-        wild = face == lv * 4 + 1
+        wild = face == wildcard_face(lv)
         return {
             "kind": kind,
             "key": None,

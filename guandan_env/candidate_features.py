@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import actions as T
-from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS
+from .cards import NUM_FACES, NUM_NATURAL_RANKS, wildcard_face
 from .features import ACTION_FEATURE_DIM, action_features
 from .hand_plan import PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES
@@ -90,7 +90,7 @@ def _rank_state(faces: np.ndarray, level: np.ndarray):
     """``(nat int16 (N, 15), wilds int16 (N,))``: naturals per rank (jokers at 13, 14) and ♥N."""
     n = faces.shape[0]
     ar = np.arange(n)
-    wilds = faces[ar, level * 4 + HEARTS]
+    wilds = faces[ar, wildcard_face(level)]
     nat = np.empty((n, 15), dtype=np.int16)
     nat[:, :NR] = faces[:, :52].reshape(n, NR, 4).sum(2)
     nat[ar, level] -= wilds
@@ -119,7 +119,7 @@ def _after_hands(hand_nat, hand_wilds, lv, ids):
     is_ret = np.flatnonzero(ret >= 0)
     if is_ret.size:  # a tribute return hands back one face: a wildcard, a natural or a joker
         face = ret[is_ret]
-        is_wild = face == lv[is_ret] * 4 + HEARTS
+        is_wild = face == wildcard_face(lv[is_ret])
         wilds[is_ret[is_wild]] -= 1
         rank = np.where(face >= 52, face - 39, face // 4)  # 52 -> 13 (BJ), 53 -> 14 (RJ)
         nat[is_ret[~is_wild], rank[~is_wild]] -= 1

@@ -135,9 +135,15 @@ _LEVEL_KEYS: list[list[int]] = [
 ]
 
 
+def wildcard_face(level):
+    """Face id of ♥N, the wildcard at ``level`` (R-2.3); ``level`` may be an int or an
+    integer array (faces are ``rank * 4 + suit``)."""
+    return level * 4 + HEARTS
+
+
 def is_wild(face: int, level: int) -> bool:
     """True for ♥N, the wildcard of the deal (R-2.3)."""
-    return face == level * 4 + HEARTS
+    return face == wildcard_face(level)
 
 
 def sort_key(face: int, level: int) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import actions as T
-from .cards import BJ_FACE, BJ_RANK, HEARTS, NUM_NATURAL_RANKS, RJ_FACE, RJ_RANK
+from .cards import BJ_FACE, BJ_RANK, NUM_NATURAL_RANKS, RJ_FACE, RJ_RANK, wildcard_face
 
 # Straight-flush windows as lists of rank indices (ace low = 12), and per rank the windows
 # that contain it.
@@ -76,7 +76,7 @@ def choose_cards(counts: np.ndarray, level: int, action: int) -> list[int]:
     kind = int(T.KIND[action])
     if kind == T.PASS:
         return []
-    wild_face = level * 4 + HEARTS
+    wild_face = wildcard_face(level)
     hand = counts.tolist()
     if kind == T.RETURN:
         return [int(T.RETURN_FACE[action])]

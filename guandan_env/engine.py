@@ -19,13 +19,13 @@ from . import movegen, vector_mask
 from .cards import (
     COPIES,
     HAND_SIZE,
-    HEARTS,
     NUM_FACES,
     RANK_TEXT,
     RJ_FACE,
     face_text,
     full_deck,
     level_key,
+    wildcard_face,
 )
 from .choice import choose_cards, sf_loss
 from .illegal import IllegalActionError, illegal_action_error
@@ -205,7 +205,7 @@ class Game:
     def highest_tribute_face(self, seat: int) -> int:
         """The card ``seat`` must give: highest in level order, never ♥N (R-7.1); among
         equal faces the one least useful to its straight flushes (R-7.6)."""
-        wild = self.level * 4 + HEARTS
+        wild = wildcard_face(self.level)
         faces = [f for f in np.flatnonzero(self.hands[seat]).tolist() if f != wild]
         if not faces:
             raise ValueError(f"seat {seat} holds no card it may give as tribute (R-7.1)")

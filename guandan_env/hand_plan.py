@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .cards import HEARTS, NUM_NATURAL_RANKS
+from .cards import NUM_NATURAL_RANKS, wildcard_face
 
 NR = NUM_NATURAL_RANKS  # 13
 NPOS = NR + 1  # position 0 = ace played low, 1..13 = ranks 2..A
@@ -166,7 +166,7 @@ def rank_states(
     n = h.shape[0]
     lv = np.broadcast_to(np.asarray(level, dtype=np.intp), (n,))
     rows = np.arange(n)
-    wilds = h[rows, lv * 4 + HEARTS].astype(np.uint8)
+    wilds = h[rows, wildcard_face(lv)].astype(np.uint8)
     nat = h[:, :52].reshape(n, NR, 4).sum(2, dtype=np.uint8)
     nat[rows, lv] -= wilds
     return nat, h[:, 52].copy(), h[:, 53].copy(), wilds

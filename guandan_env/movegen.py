@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import actions as T
-from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS, level_key
+from .cards import NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS, level_key, wildcard_face
 from .strength import beats_matrix, strength_arrays
 
 MAX_COUNT = 8  # natural cards of one rank in the deck
@@ -106,7 +106,7 @@ def hand_atoms(counts: np.ndarray, level: int, plain_straights: bool = True) -> 
     without wildcards read them, so a caller that checks no such action may skip them.
     """
     out = np.empty(NUM_ATOMS, dtype=bool)
-    wild_face = level * 4 + HEARTS
+    wild_face = wildcard_face(level)
     natural = np.array(counts[:52], dtype=np.uint8)
     wilds = natural[wild_face]
     natural[wild_face] = 0
@@ -132,7 +132,7 @@ def batch_atoms(counts: np.ndarray, levels: np.ndarray) -> np.ndarray:
     levels = np.asarray(levels, dtype=np.intp)
     n = counts.shape[0]
     rows = np.arange(n)
-    wild_face = levels * 4 + HEARTS
+    wild_face = wildcard_face(levels)
     wilds = counts[rows, wild_face]
     natural = counts[:, :52].copy()
     natural[rows, wild_face] = 0

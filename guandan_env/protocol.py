@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import actions as T
-from .cards import BJ_FACE, BJ_RANK, FACE_RANK, HEARTS, NUM_FACES, RJ_FACE, RJ_RANK
+from .cards import BJ_FACE, BJ_RANK, FACE_RANK, NUM_FACES, RJ_FACE, RJ_RANK, wildcard_face
 from .choice import choose_cards
 
 SUITS = "SHCD"
@@ -124,7 +124,7 @@ def entry(action: int, level: int, faces) -> list[Any]:
         return list(PASS_ENTRY)
     if kind == T.RETURN:
         return ["back", "back", [card_text(int(T.RETURN_FACE[action]))]]
-    wild = level * 4 + HEARTS
+    wild = wildcard_face(level)
     faces = sorted(int(f) for f in faces)
     wilds = [f for f in faces if f == wild][: _WILDS[action]]
     naturals = list(faces)
@@ -153,7 +153,7 @@ def variants(counts: np.ndarray, level: int, action: int, limit: int = MAX_VARIA
     first = tuple(sorted(choose_cards(counts, level, action)))
     if kind in (T.PASS, T.RETURN, T.STRAIGHT_FLUSH, T.FOUR_JOKERS):
         return [first]
-    wild = level * 4 + HEARTS
+    wild = wildcard_face(level)
     hand = counts.tolist()
     per_rank = []  # per rank: the suit multisets that supply its natural cards
     for r, need in _NEEDS[action]:
@@ -225,7 +225,7 @@ def action_of_entry(e: Any, level: int) -> tuple[int, tuple[int, ...]]:
     kinds = KINDS_OF_TYPE.get(kind_text)
     if kinds is None:
         raise ValueError(f"unknown protocol play type {kind_text!r} in {e!r}")
-    wild = level * 4 + HEARTS
+    wild = wildcard_face(level)
     nat = np.zeros(T.NAT.shape[1], dtype=np.int64)
     for f in faces:
         if f != wild:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import actions as T
-from .cards import HEARTS, NUM_NATURAL_RANKS
+from .cards import NUM_NATURAL_RANKS, wildcard_face
 
 MAX_SLOTS = 8
 _NBITS = NUM_NATURAL_RANKS + 1  # 14 positions on the rank line, ace twice
@@ -119,7 +119,7 @@ def batch_choose_cards(hands: np.ndarray, levels: np.ndarray, actions: np.ndarra
     n = hands.shape[0]
     rows = np.arange(n)
     cards = np.zeros((n, _TRASH + 1), dtype=np.uint8)
-    wild_face = levels * 4 + HEARTS
+    wild_face = wildcard_face(levels)
     w = _WILDS[actions]
     cards[rows, wild_face] = w
     cards[:, 52] = _NAT_BJ[actions]

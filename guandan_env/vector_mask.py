@@ -26,7 +26,7 @@ import numpy as np
 
 from . import actions as T
 from . import movegen as M
-from .cards import HEARTS, NUM_FACES, NUM_NATURAL_RANKS, level_key
+from .cards import NUM_FACES, NUM_NATURAL_RANKS, level_key, wildcard_face
 
 MASK_BYTES = ((T.NUM_ACTIONS + 63) // 64) * 8  # 288
 MASK_WORDS = MASK_BYTES // 8  # 36
@@ -178,7 +178,7 @@ def _hand_state(counts: np.ndarray, levels: np.ndarray):
     (``int64 (n, 13)``), the joker/wild state ``(n,)`` and the plain-straight bits ``(n,)``."""
     n = counts.shape[0]
     rows = np.arange(n)
-    wild_face = levels * 4 + HEARTS
+    wild_face = wildcard_face(levels)
     natural = counts[:, :52].copy()  # never a view: the wildcard column is zeroed below
     wilds = natural[rows, wild_face]
     natural[rows, wild_face] = 0
@@ -237,7 +237,7 @@ def play_masks_packed(counts: np.ndarray, levels: np.ndarray, lasts: np.ndarray)
 # one hand (the AEC engine's path): the same rows, group states computed in scalar Python
 
 _STATE_ID_L = _STATE_ID.tolist()
-_WILDCARD_FACE = [lv * 4 + HEARTS for lv in range(NUM_NATURAL_RANKS)]
+_WILDCARD_FACE = [wildcard_face(lv) for lv in range(NUM_NATURAL_RANKS)]
 
 
 def _rank_lut() -> list[tuple[int, int]]:
