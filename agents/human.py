@@ -26,6 +26,7 @@ from guandan_env.cards import (
     wildcard_face,
 )
 from guandan_env.choice import choose_cards
+from guandan_env.events import DealStarted, current_deal
 from guandan_env.phase import Phase
 from guandan_env.strength import action_sort_key
 
@@ -348,14 +349,9 @@ class HumanPlayer:
             self._cards(text, choices, view)
 
     def raw_deal_log(self) -> list[str]:
-        """This deal's moves as the env logged them, with hidden returns masked (R-8.2)."""
-        lines = []
-        for line in self.raw.log:
-            if line.startswith("deal ") and not line.startswith("deal over"):
-                lines = []
-                continue
-            lines.append(hide_return_card(line, self.seat, self.raw.game))
-        return lines
+        """This deal's moves as the env logs them, as this seat may see them (R-8.2)."""
+        deal = current_deal(self.raw.events)
+        return [e.text(viewer=self.seat) for e in deal if not isinstance(e, DealStarted)]
 
     def _list(self, words: list[str], choices: list[Choice]) -> None:
         if not words:
@@ -413,15 +409,3 @@ def relation_text(seat: int, human: int) -> str:
 
 def place_text(i: int) -> str:
     return ("1st", "2nd", "3rd", "last")[i]
-
-
-def hide_return_card(line: str, seat: int, game) -> str:
-    """Hide a return card from seats that neither gave nor received it (R-8.2)."""
-    if ": returns " not in line:
-        return line
-    who = int(line.split(":")[0].split()[1])
-    t = next((t for t in game.tributes if t.receiver == who), None)
-    if seat == who or (t is not None and t.giver == seat):
-        return line
-    to = f" to seat {t.giver}" if t is not None else ""
-    return f"seat {who}: returns a card{to}"

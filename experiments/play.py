@@ -37,7 +37,6 @@ from agents.human import (  # noqa: F401  (re-exported for callers of experiment
     QuitGame,
     choices_for_cards,
     hand_text,
-    hide_return_card,
     list_choices,
     place_text,
     play_label,
@@ -46,10 +45,8 @@ from agents.human import (  # noqa: F401  (re-exported for callers of experiment
 from agents.registry import make_agent
 from guandan_env import actions as T
 from guandan_env.aec import AGENTS
-from guandan_env.cards import (
-    RANK_TEXT,
-    face_text,
-)
+from guandan_env.cards import RANK_TEXT, face_text, format_cards
+from guandan_env.events import DealEnded, DealStarted, Played, Returned
 from guandan_env.replay import ReplayRecorder
 
 
@@ -101,18 +98,18 @@ class Narrator:
                 self.console.say(f"  ** {self.labels[s]} announces: {n} cards left **")
 
     def after_step(
-        self, seat: int, action: int, level: int, cards_before: int, log_before: int
+        self, seat: int, action: int, level: int, cards_before: int, events_before: int
     ) -> None:
-        """Narrate the log lines the step added (the move, then maybe the deal's end and the
+        """Narrate the events the step added (the move, then maybe the deal's end and the
         next deal's start: in a match the env starts the next deal within the same step)."""
         raw = self.rec.unwrapped
-        for line in raw.log[log_before:]:
-            if line.startswith("deal over"):
+        for event in raw.events[events_before:]:
+            if isinstance(event, DealEnded):
                 self._deal_end(self.rec.deals[-1])
-            elif line.startswith("deal "):
+            elif isinstance(event, DealStarted):
                 self.deal_start()
-            elif line.startswith("seat "):
-                self.console.say(f"  {self.labels[seat]}: {self._move(line, seat, action, level)}")
+            else:
+                self.console.say(f"  {self.labels[seat]}: {self._move(event)}")
                 kind = int(T.KIND[action])
                 if kind not in (T.PASS, T.RETURN) and cards_before == int(T.SIZE[action]):
                     who = "You are" if seat == self.seat else f"{self.labels[seat]} is"
@@ -120,15 +117,13 @@ class Narrator:
         if not raw.game.deal_over:
             self._announce()
 
-    def _move(self, line: str, seat: int, action: int, level: int) -> str:
-        rest = line.split(": ", 1)[1]
-        if not rest.startswith("returns"):
-            cards = rest[rest.index("[") :] if "[" in rest else ""
-            return f"{play_label(action, level)} {cards}".strip()
-        t = next((t for t in self.rec.unwrapped.game.tributes if t.receiver == seat), None)
-        to = f" to {self.labels[t.giver]}" if t is not None else ""
-        if self.seat == seat or (t is not None and t.giver == self.seat):
-            return f"{rest}{to}"
+    def _move(self, event: Played | Returned) -> str:
+        if isinstance(event, Played):
+            cards = f"[{format_cards(event.faces)}]" if event.faces else ""
+            return f"{play_label(event.action, event.level)} {cards}".strip()
+        to = f" to {self.labels[event.to]}"
+        if event.visible_to(self.seat):
+            return f"returns {format_cards([event.face])}{to}"
         return f"returns a card{to} (hidden, R-8.2)"
 
     def _deal_end(self, d: dict) -> None:
@@ -243,7 +238,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                     console.say(f"error: the agent of {labels[s]} failed: {e!r}")
                     code = 1
                     break
-            log_before = len(rec.unwrapped.log)
+            events_before = len(rec.unwrapped.events)
             cards_before = int(rec.unwrapped.game.hands[s].sum())
             level = rec.unwrapped.game.level
             try:
@@ -252,7 +247,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 console.say(f"error: {labels[s]} chose an illegal action {a!r}: {e}")
                 code = 1
                 break
-            narrator.after_step(s, int(a), level, cards_before, log_before)
+            narrator.after_step(s, int(a), level, cards_before, events_before)
         else:
             g = rec.unwrapped.game
             if args.mode == "match":

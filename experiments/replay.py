@@ -16,6 +16,7 @@ import sys
 from typing import TextIO
 
 from guandan_env.cards import RANK_TEXT
+from guandan_env.events import DealStarted
 from guandan_env.replay import (
     Replay,
     ReplayRecorder,
@@ -77,9 +78,9 @@ def _board(raw) -> str:
     return raw.render_text().split("\nrecent:")[0]
 
 
-def _deal_start(raw, header: str) -> str:
-    """A new deal: the tribute lines of the env's deal header, then every hand."""
-    return "\n".join(["", *header.split("\n")[1:], _board(raw)])
+def _deal_start(raw, event: DealStarted) -> str:
+    """A new deal: its tribute lines, then every hand."""
+    return "\n".join(["", *event.detail_lines(), _board(raw)])
 
 
 def show(rep: Replay, args: argparse.Namespace, out: TextIO, inp: TextIO) -> int:
@@ -88,10 +89,10 @@ def show(rep: Replay, args: argparse.Namespace, out: TextIO, inp: TextIO) -> int
     rec.start(rep.seed, rep.options)
     raw = rec.unwrapped
     print(_header(rep), file=out)
-    printed = 0  # log lines already shown
+    printed = 0  # events already shown
     if not args.summary and args.start <= 0:
-        print(_deal_start(raw, raw.log[0]), file=out)
-        printed = len(raw.log)
+        print(_deal_start(raw, raw.events[0]), file=out)
+        printed = len(raw.events)
     for i, a in enumerate(rep.actions):
         if all(rec.terminations.values()) or all(rec.truncations.values()):
             print(f"error: action #{i} ({a}) comes after the game ended", file=out)
@@ -107,16 +108,15 @@ def show(rep: Replay, args: argparse.Namespace, out: TextIO, inp: TextIO) -> int
                 print(_deal_line(rec.deals[-1]), file=out)
             continue
         if i < args.start:
-            printed = len(raw.log)
+            printed = len(raw.events)
             continue
-        new = raw.log[printed:]
-        printed = len(raw.log)
-        for line in new:
-            if line.startswith("deal ") and not line.startswith("deal over"):
-                # a new deal began (the env logs its header): show its hands
-                print(_deal_start(raw, line), file=out)
+        new = raw.events[printed:]
+        printed = len(raw.events)
+        for event in new:
+            if isinstance(event, DealStarted):  # a new deal began: show its hands
+                print(_deal_start(raw, event), file=out)
             else:
-                print(f"{i:4d}  {line}", file=out)
+                print(f"{i:4d}  {event.text()}", file=out)
         if args.board:
             print(_board(raw), file=out)
         if args.step:

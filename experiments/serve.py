@@ -41,6 +41,7 @@ from experiments.arena import derive_seed, game_config, pair_seed, play_game
 from guandan_env import actions as T
 from guandan_env import protocol as P
 from guandan_env.aec import AGENTS
+from guandan_env.phase import Phase
 
 REMOTE = "remote"
 PATH_RE = re.compile(r"^/game/client([0-3])$")
@@ -171,7 +172,7 @@ class ProtocolTable:
                     "restCards": [[s, P.hand_cards(rest[s])] for s in range(4) if rest[s].any()],
                 }
             )
-        elif g.phase == "play" and g.last_action < 0:  # the trick ended: a new one starts
+        elif g.phase == Phase.PLAY and g.last_action < 0:  # the trick ended: a new one starts
             self._area = [None] * 4
             self._greater = (-1, None)
             self._last_move = (-1, None)
@@ -221,7 +222,7 @@ class ProtocolTable:
         g = self.env.game
         mask = g.legal_mask()
         hand = g.hands[seat]
-        if g.phase == "return":
+        if g.phase == Phase.RETURN:
             faces = [int(T.RETURN_FACE[a]) for a in np.flatnonzero(mask)]
             entries = [["back", "back", [P.card_text(f)]] for f in faces]
             owners = [T.return_action(f) for f in faces]
@@ -230,7 +231,7 @@ class ProtocolTable:
             entries, owners = P.action_list(hand, g.level, mask)
             stage = "play"
         left = g.cards_left()
-        leading = g.phase != "play" or g.last_action < 0
+        leading = g.phase != Phase.PLAY or g.last_action < 0
         cur_pos, cur_act = (-1, None) if leading else self._last_move
         g_pos, g_act = (-1, None) if leading else self._greater
         msg = {

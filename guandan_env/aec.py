@@ -57,7 +57,6 @@ Version (``metadata["name"]``): ``guandan_v1``; the history is in ``guandan_env/
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
 
 import numpy as np
 from gymnasium import spaces
@@ -68,8 +67,9 @@ from pettingzoo.utils.env_logger import EnvLogger
 from . import actions as T
 from . import validate
 from .api import action_text
-from .cards import RANK_TEXT, format_cards, format_hand
+from .cards import RANK_TEXT, format_hand
 from .engine import Game
+from .events import DealEnded, Event, Played, Returned, deal_started
 from .observation import OBS_DIM, encode_game, spec_table
 from .phase import Phase
 from .scenario import (  # noqa: F401
@@ -150,17 +150,6 @@ def seat_view(game: Game, seat: int) -> SeatView:
     )
 
 
-def move_text(seat: int, action: int, faces, level: int) -> str:
-    if action == T.PASS_ACTION:
-        return f"seat {seat}: pass"
-    return f"seat {seat}: {action_text(action, level)} [{_cards_text(tuple(faces))}]"
-
-
-@lru_cache(maxsize=1 << 16)
-def _cards_text(faces: tuple[int, ...]) -> str:
-    return format_cards(faces)
-
-
 class raw_env(AECEnv):
     metadata = {"render_modes": ["ansi", "human"], "name": ENV_VERSION, "is_parallelizable": False}
 
@@ -182,7 +171,7 @@ class raw_env(AECEnv):
         self._episode_rng = np.random.default_rng()
         self.game: Game | None = None
         self._mask: np.ndarray | None = None
-        self.log: list[str] = []
+        self.events: list[Event] = []  # what happened, typed (guandan_env.events)
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
@@ -220,7 +209,7 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {a: {"last_play": None} for a in AGENTS}
-        self.log = [self._deal_header()]
+        self.events = [deal_started(self.game)]
         self._select()
 
     def _select(self) -> None:
@@ -303,18 +292,21 @@ class raw_env(AECEnv):
             self._accumulate_rewards()
             return
         returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == Phase.RETURN else None
+        level = g.level
         faces = g.step(a, self._mask)
         infos = self.infos
+        event: Event
         if returning_to is None:
-            text = move_text(seat, a, faces, g.level)
+            event = Played(seat, a, tuple(faces), level)
+            text = event.text()
             for ag in self.agents:
                 infos[ag] = {"last_play": text}
         else:  # the card is seen only by the two seats that exchange it (R-8.2)
-            text = f"seat {seat}: returns {format_cards(faces)} to seat {returning_to}"
-            hidden = f"seat {seat}: returns a card to seat {returning_to}"
+            event = Returned(seat, returning_to, int(faces[0]))
+            text = event.text()
             for i, ag in enumerate(AGENTS):
-                infos[ag] = {"last_play": text if i in (seat, returning_to) else hidden}
-        self.log.append(text)
+                infos[ag] = {"last_play": event.text(viewer=i)}
+        self.events.append(event)
         if g.deal_over:
             self._end_of_deal()
         else:
@@ -338,9 +330,15 @@ class raw_env(AECEnv):
                 "deal_level": RANK_TEXT[res.deal_level],
                 "match_winner": res.match_winner,
             }
-        self.log.append(
-            f"deal over: order {res.order}, team {res.winner_team} +{res.gain}; levels "
-            f"{RANK_TEXT[g.levels[0]]}/{RANK_TEXT[g.levels[1]]}"
+        self.events.append(
+            DealEnded(
+                order=tuple(res.order),
+                winner_team=res.winner_team,
+                gain=res.gain,
+                double_down=res.double_down,
+                levels=(int(g.levels[0]), int(g.levels[1])),
+                match_winner=res.match_winner,
+            )
         )
         if self.config["mode"] == "deal":
             self.terminations = dict.fromkeys(AGENTS, True)
@@ -351,20 +349,14 @@ class raw_env(AECEnv):
                 self.terminations = dict.fromkeys(AGENTS, True)
         else:
             g.next_deal()
-            self.log.append(self._deal_header())
+            self.events.append(deal_started(g))
             self._select()
 
     # ------------------------------------------------------------------ render
-    def _deal_header(self) -> str:
-        g = self.game
-        lines = [g.describe()]
-        for t in g.tributes:
-            lines.append(
-                f"tribute: seat {t.giver} gives {format_cards([t.face])} to seat {t.receiver}"
-            )
-        if g.resisted:
-            lines.append(f"tribute resisted (R-7.3): big jokers shown by seats {g.resist_jokers}")
-        return "\n".join(lines)
+    @property
+    def log(self) -> list[str]:
+        """The events as text lines, everything shown (``events`` has them typed)."""
+        return [e.text() for e in self.events]
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -392,7 +384,7 @@ class raw_env(AECEnv):
         if g.phase == Phase.PLAY and g.last_action >= 0:
             out.append(f"table: seat {g.last_seat} {action_text(g.last_action, g.level)}")
         out.append("recent:")
-        out += ["  " + line for line in self.log[-8:]]
+        out += ["  " + line for line in self.log[-8:]]  # the omniscient view
         return "\n".join(out)
 
     def close(self) -> None:

@@ -375,3 +375,29 @@ def test_r8_2_env_infos_do_not_reveal_the_return_card():
         if "S4" in s
     }
     assert not leaks, f"return card S4 visible to other seats: {leaks}"
+
+
+def test_r8_2_typed_events_show_the_return_card_to_the_exchange_only():
+    """R-8.2 in ``env.events``: the ``Returned`` event words the card for the returner and
+    the giver only; the terminal player's deal log (``raw_deal_log``) and the narrator of
+    ``experiments.play`` read it, so a seat outside the exchange never sees the card."""
+    import io
+
+    from agents.human import Console, HumanPlayer
+    from guandan_env.events import DealStarted, Played, Returned
+
+    e = raw_env()
+    e.reset(seed=0, options=TRIBUTE_OPTIONS)
+    assert isinstance(e.events[0], DealStarted) and e.events[0].tributes
+    e.step(T.return_action(parse_card("S4")))
+    ev = e.events[-1]
+    assert isinstance(ev, Returned) and (ev.seat, ev.face) == (0, parse_card("S4"))
+    for viewer in range(4):
+        assert ("S4" in ev.text(viewer)) == (viewer in (ev.seat, ev.to)), viewer
+    assert "S4" in e.log[-1]  # the omniscient text log
+    e.step(int(np.flatnonzero(e._mask)[0]))  # the leader plays
+    assert isinstance(e.events[-1], Played) and e.log[-1] == e.events[-1].text()
+    for seat in range(4):
+        console = Console(io.StringIO(), io.StringIO())
+        lines = HumanPlayer(console, seat, ["a", "b", "c", "d"], e, 20).raw_deal_log()
+        assert len(lines) == 2 and ("S4" in lines[0]) == (seat in (ev.seat, ev.to)), lines

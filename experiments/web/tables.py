@@ -24,6 +24,8 @@ from guandan_env import protocol as P
 from guandan_env.aec import AGENTS, raw_env
 from guandan_env.api import action_text
 from guandan_env.cards import NUM_FACES, RANK_TEXT, face_text, is_wild, sort_key
+from guandan_env.events import Played, Returned
+from guandan_env.phase import Phase
 from guandan_env.replay import ReplayRecorder
 
 HUMAN = "human"
@@ -82,7 +84,9 @@ class WebTable:
         # scenario options (hands, levels, previous_order, leader …) are the env's, checked
         # there (guandan_env.scenario): a table can be set up for a lesson or a test
         self.env.reset(seed=self.seed, options=options)
-        self.log: list[dict[str, Any]] = []  # moves: seat, text, cards, return_to (private)
+        # this deal's moves as the env's events, with the deal's level (private: a return
+        # card is shown only to the two seats of the exchange, ``Returned.visible_to``)
+        self.log: list[tuple[Played | Returned, int]] = []
         self.results: list[dict[str, Any]] = []  # finished deals
         self.hold: dict[str, Any] | None = None  # a finished deal shown until "continue"
         self.over = False
@@ -116,27 +120,12 @@ class WebTable:
             raise ValueError(f"it is not seat {seat}'s turn")
         if isinstance(action, bool) or not isinstance(action, int):
             raise ValueError(f"an action is an integer id, got {action!r}")
-        g = self.game
-        level = g.level
-        returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == "return" else None
-        before = g.hands[seat].copy()
+        env = self.env.unwrapped
+        level, seen = self.game.level, len(env.events)
         self.env.step(action)  # raises with the rule if illegal; nothing changes then
-        res = self.env.unwrapped.infos[AGENTS[0]].get("deal_result")
-        if res is not None:  # the deal ended on this play: it emptied the hand
-            faces = np.repeat(np.arange(NUM_FACES), before)
-        elif returning_to is not None:
-            faces = [int(T.RETURN_FACE[action])]
-        else:
-            faces = self.game.history[-1][2]
-        self.log.append(
-            {
-                "seat": seat,
-                "text": "pass" if action == T.PASS_ACTION else action_text(action, level),
-                "cards": faces_list(faces, level),
-                "kind": T.KIND_NAMES[int(T.KIND[action])],
-                "return_to": returning_to,
-            }
-        )
+        res = env.infos[AGENTS[0]].get("deal_result")
+        move = next(e for e in env.events[seen:] if isinstance(e, Played | Returned))
+        self.log.append((move, level))
         self.version += 1
         if res is not None:
             self._deal_over(res)
@@ -192,12 +181,12 @@ class WebTable:
         me = viewer
         left = g.cards_left()
         last_of: dict[int, dict] = {}
-        for e in self.log:
-            if e["kind"] != "return":
-                last_of[e["seat"]] = e
-        log = [self._redact(e, me) for e in self.log[-12:]]
+        for move, lv in self.log:
+            if isinstance(move, Played):
+                last_of[move.seat] = self._entry(move, lv, me)
+        log = [self._entry(move, lv, me) for move, lv in self.log[-12:]]
         table_play = None
-        if g.phase == "play" and g.last_action >= 0 and self.hold is None:
+        if g.phase == Phase.PLAY and g.last_action >= 0 and self.hold is None:
             lp = last_of.get(int(g.last_seat))
             table_play = {
                 "seat": int(g.last_seat),
@@ -254,10 +243,24 @@ class WebTable:
         return out
 
     @staticmethod
-    def _redact(e: dict, me: int | None) -> dict:
-        if e["kind"] != "return" or me in (e["seat"], e["return_to"]):
-            return e
-        return {**e, "text": "return", "cards": []}  # R-8.2: only the two seats see the card
+    def _entry(move: Played | Returned, level: int, me: int | None) -> dict[str, Any]:
+        """A move as the browser of seat ``me`` may see it (R-8.2 for returns)."""
+        if isinstance(move, Returned):
+            shown = move.visible_to(me)
+            return {
+                "seat": move.seat,
+                "text": action_text(T.return_action(move.face), level) if shown else "return",
+                "cards": faces_list([move.face], level) if shown else [],
+                "kind": "return",
+                "return_to": move.to,
+            }
+        return {
+            "seat": move.seat,
+            "text": "pass" if move.is_pass else action_text(move.action, level),
+            "cards": faces_list(move.faces, level),
+            "kind": T.KIND_NAMES[int(T.KIND[move.action])],
+            "return_to": None,
+        }
 
     def _legal(self, seat: int) -> list[dict[str, Any]]:
         """Every legal declaration with each card choice the hand allows (the engine's first)."""
@@ -344,7 +347,7 @@ def _frame(g, st, result) -> dict[str, Any]:
         "left": g.cards_left(),
         "move": move,
         "table": action_text(g.last_action, level)
-        if g.phase == "play" and g.last_action >= 0
+        if g.phase == Phase.PLAY and g.last_action >= 0
         else None,
         "result": None
         if result is None
