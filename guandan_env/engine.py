@@ -29,7 +29,6 @@ from .cards import (
 )
 from .choice import choose_cards, sf_loss
 from .illegal import IllegalActionError, illegal_action_error
-from .observation import ObsInputs
 from .phase import Phase
 
 ACE = 12  # rank index of A: the top level (R-6.5)
@@ -472,34 +471,6 @@ class Game:
                 tret[t.receiver] = t.returned
                 tto[t.receiver] = t.giver
         return tface, trecv, tret, tto
-
-    def obs_inputs(self, seat: int) -> ObsInputs:
-        """This table as a batch of one for the batched observation encoder, seen from
-        ``seat`` (the AEC env uses ``observation.encode_game``, tested equal)."""
-        following = self.phase == Phase.PLAY and self.last_action >= 0
-        tface, trecv, tret, tto = self.tribute_facts()
-        return ObsInputs(
-            seat=np.array([seat]),
-            hands=self.hands[None],
-            played=self.played[None],
-            level=np.array([self.level]),
-            levels=np.array([self.levels]),
-            leveling_team=np.array([-1 if self.leveling_team is None else self.leveling_team]),
-            a_failures=np.array([self.a_failures]),
-            table_action=np.array([self.last_action if following else -1]),
-            table_seat=np.array([self.last_seat if following else 0]),
-            table_cards=self.last_cards[None, max(self.last_seat, 0)],
-            move_in_trick=np.array([self.move_in_trick]),
-            last_cards=self.last_cards[None],
-            finish_place=np.array([self.finish_places()]),
-            tribute_face=np.array([tface]),
-            tribute_received=np.array([trecv]),
-            return_face=np.array([tret]),
-            return_to=np.array([tto]),
-            resisted=np.array([self.resisted]),
-            resist_jokers=np.array([[self.resist_jokers.count(s) for s in range(4)]]),
-            returning=np.array([self.phase == Phase.RETURN]),
-        )
 
     # ------------------------------------------------------------------ summaries
     def cards_total(self) -> int:

@@ -113,6 +113,35 @@ class ObsInputs:
     resist_jokers: np.ndarray | None = None  # (B, 4) big jokers shown to resist (R-8.2)
 
 
+def game_obs_inputs(game: Game, seat: int) -> ObsInputs:
+    """A ``Game`` as a batch of one for the batched encoder, seen from ``seat`` (the AEC
+    env uses ``encode_game``, tested equal)."""
+    following = game.phase == Phase.PLAY and game.last_action >= 0
+    tface, trecv, tret, tto = game.tribute_facts()
+    return ObsInputs(
+        seat=np.array([seat]),
+        hands=game.hands[None],
+        played=game.played[None],
+        level=np.array([game.level]),
+        levels=np.array([game.levels]),
+        leveling_team=np.array([-1 if game.leveling_team is None else game.leveling_team]),
+        a_failures=np.array([game.a_failures]),
+        table_action=np.array([game.last_action if following else -1]),
+        table_seat=np.array([game.last_seat if following else 0]),
+        table_cards=game.last_cards[None, max(game.last_seat, 0)],
+        move_in_trick=np.array([game.move_in_trick]),
+        last_cards=game.last_cards[None],
+        finish_place=np.array([game.finish_places()]),
+        tribute_face=np.array([tface]),
+        tribute_received=np.array([trecv]),
+        return_face=np.array([tret]),
+        return_to=np.array([tto]),
+        resisted=np.array([game.resisted]),
+        resist_jokers=np.array([[game.resist_jokers.count(s) for s in range(4)]]),
+        returning=np.array([game.phase == Phase.RETURN]),
+    )
+
+
 _VALUE = np.stack([strength_arrays(lv)[0] for lv in range(13)]).astype(np.int64)  # (13, A)
 _POWER = np.stack([strength_arrays(lv)[1] for lv in range(13)])
 _KIND = T.KIND.astype(np.int64)
@@ -250,7 +279,7 @@ _BOMB_POWER = _S["table_bomb_power"].start
 
 def encode_game(g: Game, seat: int) -> np.ndarray:
     """Observation ``float32 (OBS_DIM,)`` of ``seat`` at table ``g``: equal to
-    ``encode(g.obs_inputs(seat))[0]``, computed with scalar Python (see module docstring)."""
+    ``encode(game_obs_inputs(g, seat))[0]``, computed with scalar Python (see module docstring)."""
     following = g.phase == Phase.PLAY and g.last_action >= 0
     sets = g.counts.take(_CARD_ROWS[seat, g.last_seat if following else 4], axis=0)
     unseen = sets[_UNSEEN_SET]

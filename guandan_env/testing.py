@@ -99,7 +99,7 @@ def _pick(mask: np.ndarray, rng: np.random.Generator, where: str) -> int:
 
 def _play_game(deals: int, rng: np.random.Generator, tables: int) -> dict:
     from .engine import Game
-    from .observation import encode
+    from .observation import encode, game_obs_inputs
 
     decisions = 0
     for d in range(deals):
@@ -110,7 +110,7 @@ def _play_game(deals: int, rng: np.random.Generator, tables: int) -> dict:
         n = 0
         while not g.deal_over:
             where = f"Game deal {d} decision {n}"
-            check_observation(encode(g.obs_inputs(g.to_act)), where)
+            check_observation(encode(game_obs_inputs(g, g.to_act)), where)
             g.step(_pick(g.legal_mask(), rng, where))
             check_cards(g.hands, g.played, where)
             n += 1

@@ -21,7 +21,7 @@ from guandan_env import actions as T
 from guandan_env.cards import NUM_FACES, parse_card, parse_hand, parse_rank
 from guandan_env.choice import choose_cards
 from guandan_env.engine import Game
-from guandan_env.observation import OBS_SLICES, encode
+from guandan_env.observation import OBS_SLICES, encode, game_obs_inputs
 
 
 def hands_array(texts) -> np.ndarray:
@@ -101,7 +101,7 @@ def card_bits(counts) -> np.ndarray:
 
 
 def observation(g: Game, seat: int) -> np.ndarray:
-    return encode(g.obs_inputs(seat))[0]
+    return encode(game_obs_inputs(g, seat))[0]
 
 
 def obs_parts(obs: np.ndarray) -> dict[str, np.ndarray]:

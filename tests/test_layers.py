@@ -110,3 +110,31 @@ def test_the_graph_is_read():
     assert "guandan_env.actions" in at_load["guandan_env.engine"]
     assert "guandan_env.engine" in every["guandan_env.vector"]
     assert "agents.candidate_net" in every["experiments.vector_runner"]
+
+
+# Inside guandan_env: the rules core (everything the engine runs on) reads no encoder and no
+# environment module; encoders read no environment module.
+ENCODERS = {"observation", "features", "candidate_features", "events", "protocol", "packing"}
+ENVS = {"aec", "vector", "wrappers", "scenario", "replay", "interop", "openspiel_game"}
+ENVS |= {"policies", "testing"}
+
+
+def test_the_rules_core_reads_no_encoder_or_env_and_encoders_read_no_env():
+    every, _ = _graph()
+    core: set[str] = set()
+    stack = ["guandan_env.engine"]
+    while stack:  # the core: the engine and all it imports
+        m = stack.pop()
+        if m not in core:
+            core.add(m)
+            stack.extend(x for x in every[m] if x.startswith("guandan_env."))
+    short = {m.split(".", 1)[1] for m in core}
+    assert not short & (ENCODERS | ENVS), sorted(short & (ENCODERS | ENVS))
+    bad = sorted(
+        f"{a} -> {b}"
+        for a in every
+        if a.removeprefix("guandan_env.") in ENCODERS
+        for b in every[a]
+        if b.removeprefix("guandan_env.") in ENVS
+    )
+    assert bad == [], bad
