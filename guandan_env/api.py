@@ -12,7 +12,7 @@ import numpy as np
 
 from . import actions as T
 from . import movegen, validate
-from .cards import HAND_SIZE, RANK_TEXT, face_text, parse_hand, wildcard_face
+from .cards import BJ_FACE, HAND_SIZE, RANK_TEXT, face_text, parse_hand, wildcard_face
 from .choice import choose_cards
 
 
@@ -49,7 +49,7 @@ def describe_action(action: int, level: str) -> dict:
     kind = T.KIND_NAMES[T.KIND[a]]
     if T.KIND[a] == T.RETURN:
         face = int(T.RETURN_FACE[a])
-        r = face // 4 if face < 52 else 13 + (face - 52)
+        r = face // 4 if face < BJ_FACE else 13 + (face - BJ_FACE)
         wild = face == wildcard_face(lv)
         return {
             "kind": kind,

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import actions as T
-from .cards import NUM_FACES, NUM_NATURAL_RANKS, wildcard_face
+from .cards import BJ_FACE, NUM_FACES, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, wildcard_face
 from .features import ACTION_FEATURE_DIM, action_features
 from .hand_plan import PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES
@@ -92,9 +92,9 @@ def _rank_state(faces: np.ndarray, level: np.ndarray):
     ar = np.arange(n)
     wilds = faces[ar, wildcard_face(level)]
     nat = np.empty((n, 15), dtype=np.int16)
-    nat[:, :NR] = faces[:, :52].reshape(n, NR, 4).sum(2)
+    nat[:, :NR] = faces[:, :NUM_NATURAL_FACES].reshape(n, NR, 4).sum(2)
     nat[ar, level] -= wilds
-    nat[:, 13:] = faces[:, 52:]
+    nat[:, 13:] = faces[:, NUM_NATURAL_FACES:]
     return nat, wilds
 
 
@@ -121,7 +121,7 @@ def _after_hands(hand_nat, hand_wilds, lv, ids):
         face = ret[is_ret]
         is_wild = face == wildcard_face(lv[is_ret])
         wilds[is_ret[is_wild]] -= 1
-        rank = np.where(face >= 52, face - 39, face // 4)  # 52 -> 13 (BJ), 53 -> 14 (RJ)
+        rank = np.where(face >= BJ_FACE, face - BJ_FACE + 13, face // 4)  # BJ -> 13, RJ -> 14
         nat[is_ret[~is_wild], rank[~is_wild]] -= 1
     return nat, wilds
 

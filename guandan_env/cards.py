@@ -21,6 +21,7 @@ NUM_RANKS = 15  # 13 natural ranks + BJ + RJ
 NUM_NATURAL_RANKS = 13
 HEARTS = 1
 BJ_FACE, RJ_FACE = 52, 53
+NUM_NATURAL_FACES = 52  # faces 0..51: 13 natural ranks x 4 suits; the jokers follow
 BJ_RANK, RJ_RANK = 13, 14
 COPIES = 2
 DECK_SIZE = NUM_FACES * COPIES
@@ -30,8 +31,8 @@ _SUIT_ALIASES = {"S": 0, "H": 1, "C": 2, "D": 3, "♠": 0, "♥": 1, "♣": 2, "
 _RANK_ALIASES = {r: i for i, r in enumerate(RANK_TEXT[:13])}
 _RANK_ALIASES["10"] = 8
 
-FACE_RANK = np.array([f // 4 for f in range(52)] + [BJ_RANK, RJ_RANK], dtype=np.int8)
-FACE_SUIT = np.array([f % 4 for f in range(52)] + [-1, -1], dtype=np.int8)
+FACE_RANK = np.array([f // 4 for f in range(NUM_NATURAL_FACES)] + [BJ_RANK, RJ_RANK], dtype=np.int8)
+FACE_SUIT = np.array([f % 4 for f in range(NUM_NATURAL_FACES)] + [-1, -1], dtype=np.int8)
 
 
 def face_text(face: int) -> str:
@@ -40,7 +41,7 @@ def face_text(face: int) -> str:
         return "BJ"
     if face == RJ_FACE:
         return "RJ"
-    if not 0 <= face < 52:
+    if not 0 <= face < NUM_NATURAL_FACES:
         raise ValueError(f"face id {face} out of range 0..53 (R-1.4)")
     return SUIT_TEXT[face % 4] + RANK_TEXT[face // 4]
 

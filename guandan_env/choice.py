@@ -40,7 +40,7 @@ def _missing(counts: list[int], suit: int, window: list[int], wild_face: int) ->
 def sf_loss(counts: list[int], face: int, wilds: int, wild_face: int) -> int:
     """Straight-flush windows the hand could complete that removing one copy of ``face``
     would break (0 when the face is held twice)."""
-    if counts[face] != 1 or face >= 52 or face == wild_face:
+    if counts[face] != 1 or face >= BJ_FACE or face == wild_face:
         return 0
     r, s = divmod(face, 4)
     loss = 0

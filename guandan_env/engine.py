@@ -29,7 +29,7 @@ from .cards import (
 )
 from .choice import choose_cards, sf_loss
 from .illegal import IllegalActionError, illegal_action_error
-from .phase import Phase
+from .phase import Phase, TrickMove
 
 ACE = 12  # rank index of A: the top level
 _ONES = np.ones(NUM_FACES, dtype=np.uint8)
@@ -126,7 +126,7 @@ class Game:
     deal_leader: int = 0  # who led the first trick
     history: list[tuple[int, int, tuple[int, ...]]] = field(default_factory=list)
     last_play_of: list[int] = field(default_factory=lambda: [-1, -1, -1, -1])
-    move_in_trick: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # 0/1 pass/2 play
+    move_in_trick: list[int] = field(default_factory=lambda: [TrickMove.NONE] * 4)
     result: DealResult | None = None
     deal_cards: int = 0  # cards in play this deal (108 for a full deal)
     _left_cache: tuple = field(default=(b"", []), repr=False)  # (hands bytes, cards per seat)
@@ -175,7 +175,7 @@ class Game:
         self._moves += 1
         self.last_play_of = [-1, -1, -1, -1]
         self.last_cards = np.zeros((4, NUM_FACES), dtype=np.uint8)
-        self.move_in_trick = [0, 0, 0, 0]
+        self.move_in_trick = [TrickMove.NONE] * 4
         self.tributes = []
         self.pending_returns = []
         self.resisted = False
@@ -357,7 +357,7 @@ class Game:
             self.to_act = self.leader
 
     def _do_pass(self) -> None:
-        self.move_in_trick[self.to_act] = 1
+        self.move_in_trick[self.to_act] = TrickMove.PASSED
         self.passes += 1
         # seats still playing other than the one whose play stands
         others = 4 - len(self.finish_order) - (self.last_seat not in self.finish_order)
@@ -365,7 +365,7 @@ class Game:
             winner = self.last_seat
             self.leader = winner if self.active(winner) else partner_of(winner)
             self.last_action, self.last_seat, self.passes = -1, -1, 0
-            self.move_in_trick = [0, 0, 0, 0]
+            self.move_in_trick = [TrickMove.NONE] * 4
             self.to_act = self.leader
         else:
             self.to_act = self._next_active(self.to_act)
@@ -378,7 +378,7 @@ class Game:
             hand[f] -= 1
             played[f] += 1
             lc[f] += 1
-        self.move_in_trick[seat] = 2
+        self.move_in_trick[seat] = TrickMove.PLAYED
         self.last_action, self.last_seat, self.passes = a, seat, 0
         self.last_play_of[seat] = a
         if not np.count_nonzero(hand):  # ~5x cheaper than hand.sum() at this size

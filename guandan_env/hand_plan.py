@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .cards import NUM_NATURAL_RANKS, wildcard_face
+from .cards import BJ_FACE, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, RJ_FACE, wildcard_face
 
 NR = NUM_NATURAL_RANKS  # 13
 NPOS = NR + 1  # position 0 = ace played low, 1..13 = ranks 2..A
@@ -167,9 +167,9 @@ def rank_states(
     lv = np.broadcast_to(np.asarray(level, dtype=np.intp), (n,))
     rows = np.arange(n)
     wilds = h[rows, wildcard_face(lv)].astype(np.uint8)
-    nat = h[:, :52].reshape(n, NR, 4).sum(2, dtype=np.uint8)
+    nat = h[:, :NUM_NATURAL_FACES].reshape(n, NR, 4).sum(2, dtype=np.uint8)
     nat[rows, lv] -= wilds
-    return nat, h[:, 52].copy(), h[:, 53].copy(), wilds
+    return nat, h[:, BJ_FACE].copy(), h[:, RJ_FACE].copy(), wilds
 
 
 def _solve(

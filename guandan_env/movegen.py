@@ -20,14 +20,21 @@ from __future__ import annotations
 import numpy as np
 
 from . import actions as T
-from .cards import NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS, level_key, wildcard_face
+from .cards import (
+    NUM_FACES,
+    NUM_NATURAL_FACES,
+    NUM_NATURAL_RANKS,
+    NUM_RANKS,
+    level_key,
+    wildcard_face,
+)
 from .strength import beats_matrix, strength_arrays
 
 MAX_COUNT = 8  # natural cards of one rank in the deck
 GE_BASE = 0
 WGE_BASE = GE_BASE + NUM_RANKS * (MAX_COUNT + 1)  # 135
 FACE_BASE = WGE_BASE + T.MAX_WILDS + 1  # 138
-PS_BASE = FACE_BASE + 52  # 190
+PS_BASE = FACE_BASE + NUM_NATURAL_FACES  # 190
 STRAIGHT_KEYS = list(T.seq_keys(T.STRAIGHT))  # 10 windows, highest rank 3 ('5') .. 12 ('A')
 NUM_ATOMS = PS_BASE + len(STRAIGHT_KEYS)  # 200
 TRUE_ATOM = GE_BASE  # GE(0, 0)
@@ -107,13 +114,13 @@ def hand_atoms(counts: np.ndarray, level: int, plain_straights: bool = True) -> 
     """
     out = np.empty(NUM_ATOMS, dtype=bool)
     wild_face = wildcard_face(level)
-    natural = np.array(counts[:52], dtype=np.uint8)
+    natural = np.array(counts[:NUM_NATURAL_FACES], dtype=np.uint8)
     wilds = natural[wild_face]
     natural[wild_face] = 0
     rank_counts = np.empty(NUM_RANKS, dtype=np.uint8)
     nat4 = natural.reshape(NUM_NATURAL_RANKS, 4)
     nat4.sum(1, out=rank_counts[:NUM_NATURAL_RANKS])
-    rank_counts[NUM_NATURAL_RANKS:] = counts[52:]
+    rank_counts[NUM_NATURAL_RANKS:] = counts[NUM_NATURAL_FACES:]
     np.greater_equal(rank_counts[:, None], _AR9, out=out[GE_BASE:WGE_BASE].reshape(NUM_RANKS, -1))
     np.greater_equal(wilds, _AR3, out=out[WGE_BASE:FACE_BASE])
     present = out[FACE_BASE:PS_BASE]
@@ -134,17 +141,17 @@ def batch_atoms(counts: np.ndarray, levels: np.ndarray) -> np.ndarray:
     rows = np.arange(n)
     wild_face = wildcard_face(levels)
     wilds = counts[rows, wild_face]
-    natural = counts[:, :52].copy()
+    natural = counts[:, :NUM_NATURAL_FACES].copy()
     natural[rows, wild_face] = 0
     rank_counts = np.empty((n, NUM_RANKS), dtype=np.uint8)
     rank_counts[:, :NUM_NATURAL_RANKS] = natural.reshape(n, NUM_NATURAL_RANKS, 4).sum(2)
-    rank_counts[:, NUM_NATURAL_RANKS:] = counts[:, 52:]
+    rank_counts[:, NUM_NATURAL_RANKS:] = counts[:, NUM_NATURAL_FACES:]
     out = np.empty((n, NUM_ATOMS), dtype=bool)
     out[:, GE_BASE:WGE_BASE] = (
         rank_counts[:, :, None] >= np.arange(MAX_COUNT + 1, dtype=np.uint8)
     ).reshape(n, -1)
     out[:, WGE_BASE:FACE_BASE] = wilds[:, None] >= np.arange(T.MAX_WILDS + 1, dtype=np.uint8)
-    present = natural > 0  # (n, 52)
+    present = natural > 0  # (n, NUM_NATURAL_FACES)
     out[:, FACE_BASE:PS_BASE] = present
     suit_masks = present.reshape(n, NUM_NATURAL_RANKS, 4) @ _SUIT_BITS  # (n, 13)
     out[:, PS_BASE:] = _PS_LUT[suit_masks[:, _WINDOWS] @ _POW16]

@@ -101,7 +101,7 @@ class ObsInputs:
     table_action: np.ndarray  # (B,) action id to beat, -1 when leading
     table_seat: np.ndarray  # (B,)
     table_cards: np.ndarray  # (B, 54) cards of the play to beat
-    move_in_trick: np.ndarray  # (B, 4) 0 none / 1 passed / 2 played, current trick
+    move_in_trick: np.ndarray  # (B, 4) phase.TrickMove codes of the current trick
     last_cards: np.ndarray  # (B, 4, 54) latest play's cards per seat (this deal)
     finish_place: np.ndarray  # (B, 4) 0 playing, 1..4 place
     tribute_face: np.ndarray  # (B, 4) face given by seat, -1

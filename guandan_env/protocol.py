@@ -28,7 +28,16 @@ from typing import Any
 import numpy as np
 
 from . import actions as T
-from .cards import BJ_FACE, BJ_RANK, FACE_RANK, NUM_FACES, RJ_FACE, RJ_RANK, wildcard_face
+from .cards import (
+    BJ_FACE,
+    BJ_RANK,
+    FACE_RANK,
+    NUM_FACES,
+    NUM_NATURAL_FACES,
+    RJ_FACE,
+    RJ_RANK,
+    wildcard_face,
+)
 from .choice import choose_cards
 
 SUITS = "SHCD"
@@ -64,7 +73,7 @@ def card_text(face: int) -> str:
     face = int(face)
     if face in JOKER_TEXT:
         return JOKER_TEXT[face]
-    if not 0 <= face < 52:
+    if not 0 <= face < NUM_NATURAL_FACES:
         raise ValueError(f"face id {face} out of range 0..53 (R-1.4)")
     return SUITS[face % 4] + RANKS[face // 4]
 
@@ -232,7 +241,7 @@ def action_of_entry(e: Any, level: int) -> tuple[int, tuple[int, ...]]:
             nat[int(FACE_RANK[f])] += 1
     n_wild = sum(1 for f in faces if f == wild)
     ok = np.isin(T.KIND, kinds) & (T.WILDS == n_wild) & (T.NAT == nat).all(1)
-    suits = {f % 4 for f in faces if f != wild and f < 52}
+    suits = {f % 4 for f in faces if f != wild and f < NUM_NATURAL_FACES}
     ok &= (T.SUIT < 0) | ((len(suits) == 1) & (T.SUIT == min(suits, default=-1)))
     for a in np.flatnonzero(ok).tolist():
         if rank_label(a, level) == rank:

@@ -60,7 +60,7 @@ from . import validate
 from .engine import Game
 from .illegal import IllegalActionError, illegal_action_error
 from .observation import OBS_DIM, ObsInputs, encode
-from .phase import Phase
+from .phase import Phase, TrickMove
 from .scenario import check_config, check_options, start_scenario
 from .vector_choice import batch_choose_cards
 from .vector_mask import MASK_BYTES, pack_masks, play_masks_packed, return_masks, sample_packed
@@ -254,7 +254,7 @@ class VectorGuandanEnv:
         self.last_action[idx] = -1
         self.last_seat[idx] = -1
         self.passes[idx] = 0
-        self.move_in_trick[idx] = 0
+        self.move_in_trick[idx] = TrickMove.NONE
         self.finish_place[idx] = 0
         self.finish_order[idx] = -1
         self.tribute_face[idx] = -1
@@ -376,7 +376,7 @@ class VectorGuandanEnv:
         self.hands[idx, seat] = hand - cards
         self.played[idx, seat] += cards
         self.last_cards[idx, seat] = cards
-        self.move_in_trick[idx, seat] = 2
+        self.move_in_trick[idx, seat] = TrickMove.PLAYED
         self.last_action[idx] = acts
         self.last_seat[idx] = seat
         self.passes[idx] = 0
@@ -401,7 +401,7 @@ class VectorGuandanEnv:
         """Passes (R-5.2); a trick ends when every other active seat passed (R-5.3), with
         wind to the partner if the last player is out (R-5.4)."""
         seat = self.to_act[idx]
-        self.move_in_trick[idx, seat] = 1
+        self.move_in_trick[idx, seat] = TrickMove.PASSED
         p = self.passes[idx] + 1
         self.passes[idx] = p
         active = self.finish_place[idx] == 0
@@ -415,7 +415,7 @@ class VectorGuandanEnv:
             self.last_action[ob] = -1
             self.last_seat[ob] = -1
             self.passes[ob] = 0
-            self.move_in_trick[ob] = 0
+            self.move_in_trick[ob] = TrickMove.NONE
             self.to_act[ob] = lead
         go = ~over
         if go.any():

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import actions as T
-from .cards import NUM_NATURAL_RANKS, wildcard_face
+from .cards import BJ_FACE, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, RJ_FACE, wildcard_face
 
 MAX_SLOTS = 8
 _NBITS = NUM_NATURAL_RANKS + 1  # 14 positions on the rank line, ace twice
@@ -94,7 +94,7 @@ def suit_bits(hand: np.ndarray) -> np.ndarray:
     """``int64 (n, 4)``: per suit, the 14-bit presence word of the faces held in ``hand``
     (``(n, 54)`` counts; the caller zeroes the ♥N wildcard, never a natural card of a window)."""
     n = hand.shape[0]
-    pres = (hand[:, :52] > 0).reshape(n, NUM_NATURAL_RANKS, 4).transpose(0, 2, 1)
+    pres = (hand[:, :NUM_NATURAL_FACES] > 0).reshape(n, NUM_NATURAL_RANKS, 4).transpose(0, 2, 1)
     return pres.astype(np.int64) @ _RANK_BIT
 
 
@@ -122,8 +122,8 @@ def batch_choose_cards(hands: np.ndarray, levels: np.ndarray, actions: np.ndarra
     wild_face = wildcard_face(levels)
     w = _WILDS[actions]
     cards[rows, wild_face] = w
-    cards[:, 52] = _NAT_BJ[actions]
-    cards[:, 53] = _NAT_RJ[actions]
+    cards[:, BJ_FACE] = _NAT_BJ[actions]
+    cards[:, RJ_FACE] = _NAT_RJ[actions]
     sf = np.flatnonzero(_IS_SF[actions])
     if sf.size:
         cards[sf[:, None], SF_FACES[actions[sf]]] = 1  # distinct faces per row
