@@ -347,7 +347,7 @@ def test_a_checkpoint_agent_reloads_when_its_policy_file_changes(tmp_path):
     import torch
 
     from agents.candidate_net import CandidateNet, save_policy
-    from experiments import tournament
+    from experiments.tournament import games as tournament
 
     small = {"trunk": [8, 8], "cand": [4]}
     path = save_policy(tmp_path / "policy.pt", CandidateNet(small), small)

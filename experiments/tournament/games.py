@@ -1,0 +1,144 @@
+"""The games of a tournament: the schedule (every duplicate pair of every matchup), and
+playing chunks of it in-process, in spawned worker processes or as Ray tasks."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from itertools import combinations
+from typing import Any
+
+from ..arena import derive_seed, pair_seed, play_game
+
+_AGENT_CACHE: dict[tuple, Any] = {}
+
+
+def game_id(a: str, b: str, pair: int, swap: int) -> str:
+    return f"{a}|{b}|{pair}|{swap}"
+
+
+def schedule(agents: list[str], pairs: int, seed: int) -> list[dict[str, Any]]:
+    """Every game of the round robin, in a fixed order: ``id``, matchup, pair, swap, seed,
+    and the spec sitting at each seat (swap 0: A on seats 0/2; swap 1: A on seats 1/3)."""
+    games = []
+    for ia, ib in combinations(range(len(agents)), 2):
+        a, b = agents[ia], agents[ib]
+        for k in range(pairs):
+            for swap in (0, 1):
+                seats = [a, b, a, b] if swap == 0 else [b, a, b, a]
+                games.append(
+                    {
+                        "id": game_id(a, b, k, swap),
+                        "a": a,
+                        "b": b,
+                        "pair": k,
+                        "swap": swap,
+                        "seed": pair_seed(seed, k),
+                        "seats": seats,
+                    }
+                )
+    return games
+
+
+def _agent(spec: str, seat: int):
+    """Per-process agent instances, one per (spec, seat), built once: a checkpoint loads
+    once per policy file version (``checkpoint:runs/x`` names the run's newest checkpoint,
+    so a long-lived process reloads when a newer one appears or the file is rewritten)."""
+    from agents.registry import CHECKPOINT_PREFIX, make_agent
+
+    key: tuple = (spec, seat)
+    if spec.startswith(CHECKPOINT_PREFIX):
+        from agents.checkpoint import resolve_policy
+
+        policy = resolve_policy(spec[len(CHECKPOINT_PREFIX) :])
+        key = (spec, seat, str(policy.resolve()), policy.stat().st_mtime_ns)
+    if key not in _AGENT_CACHE:
+        for old in [k for k in _AGENT_CACHE if k[:2] == (spec, seat)]:
+            del _AGENT_CACHE[old]  # an older version of this checkpoint
+        _AGENT_CACHE[key] = make_agent(spec, seed=seat)
+    return _AGENT_CACHE[key]
+
+
+def run_chunk(games: list[dict], config: dict, options: dict | None) -> list[dict]:
+    """Play a list of scheduled games (in a worker process or Ray task)."""
+    out = []
+    for g in games:
+        t = time.perf_counter()
+        agents = [_agent(spec, seat) for seat, spec in enumerate(g["seats"])]
+        rec = play_game(
+            agents,
+            g["seed"],
+            config,
+            options,
+            agent_seed=derive_seed(g["seed"], g["swap"]),
+            replay_path=g.get("replay_path"),
+        )
+        out.append(
+            {
+                "id": g["id"],
+                "a": g["a"],
+                "b": g["b"],
+                "pair": g["pair"],
+                "swap": g["swap"],
+                "record": rec,
+                "seconds": round(time.perf_counter() - t, 4),
+            }
+        )
+    return out
+
+
+def _chunks(games: list[dict], size: int) -> list[list[dict]]:
+    return [games[i : i + size] for i in range(0, len(games), size)]
+
+
+def _run_local(chunks, config, options, workers: int) -> Iterator[list[dict]]:
+    if workers <= 1:
+        for c in chunks:
+            yield run_chunk(c, config, options)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # safe when the caller holds threads (torch, Ray)
+    with ctx.Pool(workers, initializer=_die_with_parent) as pool:
+        jobs = [(c, config, options) for c in chunks]
+        yield from pool.imap_unordered(_run_chunk_star, jobs)
+
+
+def _die_with_parent() -> None:
+    """Linux: the worker gets SIGKILL when its parent dies (even by ``kill -9``), so no
+    worker outlives an interrupted tournament; elsewhere a no-op."""
+    import ctypes
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _run_chunk_star(args: tuple) -> list[dict]:
+    return run_chunk(*args)
+
+
+def _run_ray(chunks, config, options, address: str, workers: int) -> Iterator[list[dict]]:
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    if not ray.is_initialized():
+        if address == "local":
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    remote = ray.remote(run_chunk)
+    todo = list(chunks)
+    inflight = max(2, 4 * int(ray.cluster_resources().get("CPU", workers)))
+    pending = [remote.remote(c, config, options) for c in todo[:inflight]]
+    todo = todo[inflight:]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=1)
+        yield ray.get(done[0])
+        if todo:
+            pending.append(remote.remote(todo.pop(0), config, options))
