@@ -11,7 +11,7 @@ from functools import cache
 import numpy as np
 
 from . import actions as T
-from . import movegen, validate
+from . import validate
 from .cards import BJ_FACE, HAND_SIZE, RANK_TEXT, face_text, parse_hand, wildcard_face
 from .choice import choose_cards
 
@@ -82,11 +82,13 @@ def cards_for_action(hand: str, level: str, action: int) -> list[str]:
     counts = parse_hand(hand, max_cards=HAND_SIZE + 1 if T.KIND[a] == T.RETURN else HAND_SIZE)
     lv = validate.level(level)
     if T.KIND[a] == T.RETURN:
-        ok = movegen.return_mask(counts, lv)[a]
+        from . import vector_mask
+
+        ok = vector_mask.return_masks(counts[None], np.array([lv]))[0, a]
     elif T.KIND[a] == T.PASS:
         return []
     else:
-        ok = movegen.lead_mask(counts, lv)[a]
+        ok = _play_mask(counts, lv, None)[a]
     if not ok:
         raise ValueError(
             f"action {a} ({action_text(a, lv)}) is not legal for hand {hand!r} at level "

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import actions as T
-from . import movegen, vector_mask
+from . import vector_mask
 from .cards import (
     COPIES,
     HAND_SIZE,
@@ -267,7 +267,7 @@ class Game:
             table = vector_mask.table_words(self.level, self.last_action)
             mask = vector_mask.unpack_one(self._hand_words(self.to_act) & table)
         elif self.phase == Phase.RETURN:
-            mask = movegen.return_mask(self.hands[self.to_act], self.level)
+            mask = vector_mask.return_masks(self.hands[self.to_act][None], [self.level])[0]
         else:
             mask = np.zeros(T.NUM_ACTIONS, dtype=bool)
         mask.flags.writeable = False  # step() may reuse it: nobody may edit it in between

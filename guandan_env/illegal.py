@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import actions as T
-from . import movegen
+from . import vector_mask
 from .api import action_text
 from .phase import Phase
 
@@ -68,7 +68,7 @@ def why_illegal(action: int, phase: Phase, hand: np.ndarray, level: int, last_ac
         return "no_return_due"
     if kind == T.PASS:
         return "leader_must_play"
-    if not movegen.lead_mask(hand, level)[action]:
+    if not vector_mask.play_mask_one(hand, level, -1)[action]:
         return "cards_not_held"
     return "does_not_beat"
 

@@ -509,7 +509,8 @@ class ReplayRecorder:
             return
         raw = env.unwrapped
         game = raw.game
-        legal = action is not None and 0 <= int(action) < len(raw._mask) and raw._mask[action]
+        mask = raw.action_mask()
+        legal = action is not None and 0 <= int(action) < len(mask) and bool(mask[action])
         deal_level = game.level
         env.step(action)  # raises for an illegal action in "raise" mode: nothing recorded
         if not legal:
