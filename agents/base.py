@@ -8,7 +8,7 @@ An agent maps what one seat may see to an action id::
 ``observation`` is the env's per-agent observation ``{"observation": float32[D],
 "action_mask": int8[NUM_ACTIONS]}`` and ``info`` the env's ``infos[agent]`` dict (it carries
 the seat's view in readable form: hand, level, the play on the table …; see
-``guandan_env.aec``). ``reset(seed)`` is called before each game so seeded agents are
+``guandan_env.envs.aec``). ``reset(seed)`` is called before each game so seeded agents are
 deterministic.
 """
 

@@ -2,7 +2,7 @@
 
 ``CandidateNet`` reads a decision as the observation plus ``state_features`` (own hand plan,
 public counting), encodes it with an MLP trunk ``h``, and scores each legal candidate ``a``
-with its features ``φ(a)`` (``guandan_env.candidate_features``: the action's row of
+with its features ``φ(a)`` (``guandan_env.encoding.candidate_features``: the action's row of
 ``action_features``, the hand it leaves, that hand's plan) and a learned per-id embedding
 ``E[a]`` (zero at start)::
 
@@ -31,8 +31,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from guandan_env.actions import NUM_ACTIONS
-from guandan_env.candidate_features import (
+from guandan_env.core.actions import NUM_ACTIONS
+from guandan_env.core.config_keys import merge_known
+from guandan_env.encoding.candidate_features import (
     ACTION_FEATURE_TABLE,
     AFTER_DIM,
     CAND_DIM,
@@ -42,11 +43,10 @@ from guandan_env.candidate_features import (
     candidates_packed,
     decision_features,
 )
-from guandan_env.config_keys import merge_known
-from guandan_env.features import ACTION_FEATURE_DIM
-from guandan_env.hand_plan import PLAN_DIM, PlanCache
-from guandan_env.observation import OBS_DIM
-from guandan_env.packing import OBS_BITS, SCALAR_INDEX, pack_masks
+from guandan_env.encoding.features import ACTION_FEATURE_DIM
+from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
+from guandan_env.encoding.observation import OBS_DIM
+from guandan_env.encoding.packing import OBS_BITS, SCALAR_INDEX, pack_masks
 from guandan_env.version import ENV_VERSION, check_env_version
 
 FEATURE_BLOCKS = ("after", "plan", "state")
@@ -194,7 +194,7 @@ def prepare_packed(
     features: list[str] | None = None,
     shipped: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Decisions:
-    """``prepare`` from ``guandan_env.packing`` arrays (stored samples); ``shipped``: see
+    """``prepare`` from ``guandan_env.encoding.packing`` arrays (stored samples); ``shipped``: see
     ``prepare_binary``."""
     binary = np.unpackbits(obs_bits, axis=1, count=OBS_BITS)
     return prepare_binary(binary, obs_scalar, mask_bits, features, shipped)

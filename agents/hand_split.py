@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from guandan_env import actions as T
-from guandan_env.cards import NUM_NATURAL_RANKS, wildcard_face
-from guandan_env.strength import LEVEL_VALUE, bomb_tier
+from guandan_env.core import actions as T
+from guandan_env.core.cards import NUM_NATURAL_RANKS, wildcard_face
+from guandan_env.core.strength import LEVEL_VALUE, bomb_tier
 
 NR = NUM_NATURAL_RANKS  # 13
 MERGE_REFUND = 0.9  # cost given back when a triple absorbs an earlier pending pair

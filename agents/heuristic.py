@@ -17,7 +17,7 @@ the cost of the hand it leaves. On top of that, table rules:
   go out) or the next opponent is close to finishing and the partner's play is weak.
 * Tribute return: the card whose loss hurts the split least (lowest among equals).
 
-Only the ``view`` in ``info`` (``guandan_env.aec.SeatView``) and the action mask are used.
+Only the ``view`` in ``info`` (``guandan_env.envs.aec.SeatView``) and the action mask are used.
 Decisions are deterministic (the seed is accepted for the protocol).
 """
 
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from guandan_env import actions as T
-from guandan_env.cards import level_key, wildcard_face
-from guandan_env.choice import pick_face
-from guandan_env.phase import Phase
-from guandan_env.strength import strength_arrays
+from guandan_env.core import actions as T
+from guandan_env.core.cards import level_key, wildcard_face
+from guandan_env.core.choice import pick_face
+from guandan_env.core.phase import Phase
+from guandan_env.core.strength import strength_arrays
 
 from .hand_split import (
     after_action,
@@ -81,7 +81,7 @@ class HeuristicAgent:
         view = info.get("view")
         if view is None:
             raise ValueError(
-                "the heuristic agent needs info['view'] (a guandan_env.aec.SeatView), "
+                "the heuristic agent needs info['view'] (a guandan_env.envs.aec.SeatView), "
                 "as the AEC env provides for the agent to act"
             )
         if view.phase == Phase.RETURN:

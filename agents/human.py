@@ -14,9 +14,9 @@ from typing import TextIO
 
 import numpy as np
 
-from guandan_env import actions as T
-from guandan_env.api import action_text
-from guandan_env.cards import (
+from guandan_env.core import actions as T
+from guandan_env.core.api import action_text
+from guandan_env.core.cards import (
     RANK_TEXT,
     face_text,
     is_wild,
@@ -25,10 +25,10 @@ from guandan_env.cards import (
     sort_key,
     wildcard_face,
 )
-from guandan_env.choice import choose_cards
-from guandan_env.events import DealStarted, current_deal
-from guandan_env.phase import Phase
-from guandan_env.strength import action_sort_key
+from guandan_env.core.choice import choose_cards
+from guandan_env.core.phase import Phase
+from guandan_env.core.strength import action_sort_key
+from guandan_env.encoding.events import DealStarted, current_deal
 
 ANNOUNCE_AT = 10  # a seat with this many cards or fewer is announced
 KIND_LABEL = {

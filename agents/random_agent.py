@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from guandan_env.policies import UniformRandomPolicy
+from guandan_env.envs.policies import UniformRandomPolicy
 
 
 class RandomAgent(UniformRandomPolicy):

@@ -25,14 +25,14 @@ from typing import Any
 import numpy as np
 
 from agents.registry import make_agent
-from guandan_env import actions as T
-from guandan_env import protocol as P
-from guandan_env.aec import seat_view
-from guandan_env.api import action_text
-from guandan_env.cards import NUM_FACES, RANK_TEXT
-from guandan_env.engine import Game, Tribute
-from guandan_env.observation import encode_game
-from guandan_env.phase import Phase
+from guandan_env.core import actions as T
+from guandan_env.core.api import action_text
+from guandan_env.core.cards import NUM_FACES, RANK_TEXT
+from guandan_env.core.engine import Game, Tribute
+from guandan_env.core.phase import Phase
+from guandan_env.encoding import protocol as P
+from guandan_env.encoding.observation import encode_game
+from guandan_env.envs.aec import seat_view
 
 
 class ProtocolError(ValueError):

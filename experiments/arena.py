@@ -21,8 +21,8 @@ import numpy as np
 
 from agents.base import Agent
 from agents.registry import make_agent
-from guandan_env.aec import AGENTS, raw_env
-from guandan_env.replay import ReplayRecorder
+from guandan_env.envs.aec import AGENTS, raw_env
+from guandan_env.envs.replay import ReplayRecorder
 
 from .ratings import matchup_stats
 
@@ -76,7 +76,7 @@ def play_game(
     """Play one game (a deal or a match, per ``config["mode"]``) and return its record.
 
     With ``replay_path`` the game is also saved there as a JSON replay
-    (``guandan_env.replay``; ``python -m experiments.replay FILE`` shows it).
+    (``guandan_env.envs.replay``; ``python -m experiments.replay FILE`` shows it).
     ``observer`` (optional) watches the table: ``before_act(env)`` before every decision and
     ``after_step(env, seat, action, hands_before)`` after it (``hands_before``: the four
     hands before the move); the protocol server (``experiments.serve``) uses it.

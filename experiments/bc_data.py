@@ -6,7 +6,7 @@ decision, as numpy arrays of length ``n``:
 
 ==============  ====================  ===================================================
 ``obs_bits``    ``uint8 (n, OBS_BYTES)``   the acting seat's observation, bits
-                                      (``guandan_env.packing.pack_obs``)
+                                      (``guandan_env.encoding.packing.pack_obs``)
 ``obs_scalar``  ``float32 (n,)``      its last entry (``table_bomb_power``)
 ``mask_bits``   ``uint8 (n, MASK_BYTES)``  legal actions (``pack_masks``)
 ``action``      ``int16 (n,)``        the heuristic's action id
@@ -55,11 +55,11 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic import HeuristicAgent, HeuristicParams
-from guandan_env.actions import NUM_ACTIONS
-from guandan_env.aec import AGENTS, raw_env
-from guandan_env.observation import OBS_DIM
-from guandan_env.packing import MASK_BYTES, OBS_BYTES, pack_masks, pack_obs
-from guandan_env.scenario import check_config
+from guandan_env.core.actions import NUM_ACTIONS
+from guandan_env.encoding.observation import OBS_DIM
+from guandan_env.encoding.packing import MASK_BYTES, OBS_BYTES, pack_masks, pack_obs
+from guandan_env.envs.aec import AGENTS, raw_env
+from guandan_env.envs.scenario import check_config
 
 from .arena import derive_seed
 

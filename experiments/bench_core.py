@@ -17,9 +17,9 @@ from statistics import median
 
 import numpy as np
 
-from guandan_env import movegen, vector_mask
-from guandan_env.cards import HAND_SIZE, NUM_FACES, full_deck
-from guandan_env.engine import Game
+from guandan_env.core import movegen, vector_mask
+from guandan_env.core.cards import HAND_SIZE, NUM_FACES, full_deck
+from guandan_env.core.engine import Game
 
 
 def random_hands(rng: np.random.Generator, n: int) -> np.ndarray:

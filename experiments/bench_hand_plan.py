@@ -1,4 +1,4 @@
-"""Benchmark guandan_env.hand_plan: speed per hand and accuracy against an exact search.
+"""Benchmark guandan_env.encoding.hand_plan: speed per hand and accuracy against an exact search.
 
     nice -n 10 python -m experiments.bench_hand_plan [--repeats 7]
         [--deals 200] [--sub 400] [--out results/bench_hand_plan.json]
@@ -21,8 +21,8 @@ from statistics import median
 
 import numpy as np
 
-from guandan_env import actions as T
-from guandan_env import hand_plan as hp
+from guandan_env.core import actions as T
+from guandan_env.encoding import hand_plan as hp
 
 
 def deals(rng: np.random.Generator, n: int, sub: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -139,8 +139,9 @@ def bench_accuracy(n_deals: int, n_sub: int) -> dict:
 
 def import_time_ms() -> float:
     code = (
-        "import time, numpy, guandan_env.cards, guandan_env.actions; t = time.perf_counter(); "
-        "import guandan_env.hand_plan; print((time.perf_counter() - t) * 1e3)"
+        "import time, numpy, guandan_env.core.cards, guandan_env.core.actions; "
+        "t = time.perf_counter(); import guandan_env.encoding.hand_plan; "
+        "print((time.perf_counter() - t) * 1e3)"
     )
     runs = [
         float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout)
@@ -176,7 +177,7 @@ def main() -> None:
         )
     imp = import_time_ms()
     mem = table_bytes()
-    print(f"import guandan_env.hand_plan: {imp:.1f} ms; lookup tables {mem / 1e6:.2f} MB")
+    print(f"import guandan_env.encoding.hand_plan: {imp:.1f} ms; lookup tables {mem / 1e6:.2f} MB")
     out = {
         "machine": {"python": platform.python_version(), "numpy": np.__version__},
         "repeats": args.repeats,

@@ -42,8 +42,8 @@ def runner_ceiling(
     from ray.rllib.algorithms.ppo import PPOConfig
 
     from experiments.vector_runner import VectorEnvRunner
-    from guandan_env.actions import NUM_ACTIONS
-    from guandan_env.observation import OBS_DIM
+    from guandan_env.core.actions import NUM_ACTIONS
+    from guandan_env.encoding.observation import OBS_DIM
 
     torch.set_num_threads(1)
     r = cfg["runners"]

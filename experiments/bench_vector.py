@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from guandan_env.vector import VectorGuandanEnv
+from guandan_env.envs.vector import VectorGuandanEnv
 
 PARTS = ("policy", "step", "reset", "mask", "obs")
 
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> dict:
             )
     aec = bench_aec(args.aec_steps, args.seed) if args.aec_steps > 0 else None
     report = {
-        "benchmark": "guandan_env.vector random legal play",
+        "benchmark": "guandan_env.envs.vector random legal play",
         "mode": args.mode,
         "repeats": args.repeats,
         "machine": {

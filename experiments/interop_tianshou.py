@@ -1,6 +1,6 @@
 """Tianshou on our AEC env: ``python -m experiments.interop_tianshou [--episodes 8]``.
 
-Tianshou's own PettingZoo path, nothing of ours in between but ``guandan_env.interop``:
+Tianshou's own PettingZoo path, nothing of ours in between but ``guandan_env.envs.interop``:
 
 * ``tianshou.env.PettingZooEnv`` wraps ``array_infos(guandan_env.env(info_view=False))``
   (Tianshou would batch our text infos) and turns the ``action_mask`` into ``obs.mask``;
@@ -44,7 +44,7 @@ def make_env():
     from tianshou.env import PettingZooEnv
 
     import guandan_env
-    from guandan_env.interop import array_infos
+    from guandan_env.envs.interop import array_infos
 
     return PettingZooEnv(array_infos(guandan_env.env(info_view=False)))
 
@@ -59,8 +59,8 @@ def build(seed: int):
     from tianshou.data import Collector, VectorReplayBuffer
     from tianshou.env import DummyVectorEnv
 
-    from guandan_env.actions import NUM_ACTIONS
-    from guandan_env.observation import OBS_DIM
+    from guandan_env.core.actions import NUM_ACTIONS
+    from guandan_env.encoding.observation import OBS_DIM
 
     torch.manual_seed(seed)
     np.random.seed(seed)  # Tianshou's random policy and epsilon draws use the global RNG
@@ -87,7 +87,7 @@ def run(episodes: int = 8, updates: int = 4, seed: int = 0) -> dict:
     """Collect ``episodes`` whole deals, then ``updates`` DQN steps; returns what happened."""
     from tianshou.algorithm.algorithm_base import policy_within_training_step
 
-    from guandan_env.actions import NUM_ACTIONS
+    from guandan_env.core.actions import NUM_ACTIONS
 
     algorithm, collector, buffer = build(seed)
     with policy_within_training_step(algorithm.policy):  # what Tianshou's Trainer does

@@ -3,7 +3,7 @@
 TorchRL's own ``PettingZooWrapper`` (``use_mask=True``) drives ``guandan_env.env()``; one
 shared MLP plays all four seats through ``MaskedCategorical`` actors (illegal actions get
 probability 0), a ``Collector`` collects whole deals, and one REINFORCE step on the
-collected batch shows that gradients flow. ``guandan_env.interop.array_infos`` empties the
+collected batch shows that gradients flow. ``guandan_env.envs.interop.array_infos`` empties the
 env's text infos, which TorchRL would otherwise try to turn into tensors.
 """
 
@@ -19,10 +19,10 @@ from torchrl.envs.libs.pettingzoo import PettingZooWrapper
 from torchrl.modules import MaskedCategorical, ProbabilisticActor
 
 import guandan_env
-from guandan_env.actions import NUM_ACTIONS
-from guandan_env.aec import AGENTS
-from guandan_env.interop import array_infos
-from guandan_env.observation import OBS_DIM
+from guandan_env.core.actions import NUM_ACTIONS
+from guandan_env.encoding.observation import OBS_DIM
+from guandan_env.envs.aec import AGENTS
+from guandan_env.envs.interop import array_infos
 
 
 def make_env(seed: int = 0) -> PettingZooWrapper:

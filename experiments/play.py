@@ -43,11 +43,11 @@ from agents.human import (  # noqa: F401  (re-exported for callers of experiment
     relation_text,
 )
 from agents.registry import make_agent
-from guandan_env import actions as T
-from guandan_env.aec import AGENTS
-from guandan_env.cards import RANK_TEXT, face_text, format_cards
-from guandan_env.events import DealEnded, DealStarted, Played, Returned
-from guandan_env.replay import ReplayRecorder
+from guandan_env.core import actions as T
+from guandan_env.core.cards import RANK_TEXT, face_text, format_cards
+from guandan_env.encoding.events import DealEnded, DealStarted, Played, Returned
+from guandan_env.envs.aec import AGENTS
+from guandan_env.envs.replay import ReplayRecorder
 
 
 # ---------------------------------------------------------------------- narration

@@ -15,9 +15,9 @@ import argparse
 import sys
 from typing import TextIO
 
-from guandan_env.cards import RANK_TEXT
-from guandan_env.events import DealStarted
-from guandan_env.replay import (
+from guandan_env.core.cards import RANK_TEXT
+from guandan_env.encoding.events import DealStarted
+from guandan_env.envs.replay import (
     Replay,
     ReplayRecorder,
     check_final,

@@ -84,8 +84,8 @@ def build_algo_config(cfg: dict):
 
     from experiments.candidate_ppo import CandidatePPOLearner, CandidatePPOModule, GuandanPPO
     from experiments.vector_runner import VectorEnvRunner
-    from guandan_env.actions import NUM_ACTIONS
-    from guandan_env.observation import OBS_DIM
+    from guandan_env.core.actions import NUM_ACTIONS
+    from guandan_env.encoding.observation import OBS_DIM
 
     r, p, lg = cfg["runners"], cfg["ppo"], cfg["league"]
     num = int(r["num"])

@@ -174,7 +174,7 @@ def parse_overrides(items: list[str]) -> dict:
 
 def validate(cfg: dict) -> dict:
     """Check values that would otherwise fail late (inside Ray) with unclear errors."""
-    from guandan_env.aec import check_config
+    from guandan_env.envs.aec import check_config
 
     game = check_config(dict(cfg["game"]))
     if game["mode"] != "deal":

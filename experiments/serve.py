@@ -38,10 +38,10 @@ import numpy as np
 
 from agents.registry import make_agent
 from experiments.arena import derive_seed, game_config, pair_seed, play_game
-from guandan_env import actions as T
-from guandan_env import protocol as P
-from guandan_env.aec import AGENTS
-from guandan_env.phase import Phase
+from guandan_env.core import actions as T
+from guandan_env.core.phase import Phase
+from guandan_env.encoding import protocol as P
+from guandan_env.envs.aec import AGENTS
 
 REMOTE = "remote"
 PATH_RE = re.compile(r"^/game/client([0-3])$")

@@ -21,9 +21,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from guandan_env.actions import NUM_ACTIONS
-from guandan_env.observation import OBS_DIM
-from guandan_env.vector import VectorGuandanEnv
+from guandan_env.core.actions import NUM_ACTIONS
+from guandan_env.encoding.observation import OBS_DIM
+from guandan_env.envs.vector import VectorGuandanEnv
 
 
 class Policy(nn.Module):

@@ -10,7 +10,7 @@ table itself, in lockstep:
   the running win rate seen by this runner);
 * per lockstep step it groups the tables by the policy to act and runs one batched
   ``CandidateNet`` forward per group (Gumbel-max sampling with the runner's numpy RNG);
-* it keeps the learner's decisions only, bit-packed (``guandan_env.packing``), linked per
+* it keeps the learner's decisions only, bit-packed (``guandan_env.encoding.packing``), linked per
   (table, seat) trajectory; when a deal ends it closes the trajectories with the seat's
   reward (±1..3, R-6.3) and computes GAE (γ, λ) backwards along them with the values of the
   acting forward pass.
@@ -42,11 +42,11 @@ from ray.rllib.utils.checkpoints import Checkpointable
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
-from guandan_env.candidate_features import REST_DIM, STATE_DIM
-from guandan_env.config_keys import merge_known
-from guandan_env.hand_plan import PlanCache
-from guandan_env.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
-from guandan_env.vector import VectorGuandanEnv
+from guandan_env.core.config_keys import merge_known
+from guandan_env.encoding.candidate_features import REST_DIM, STATE_DIM
+from guandan_env.encoding.hand_plan import PlanCache
+from guandan_env.encoding.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
+from guandan_env.envs.vector import VectorGuandanEnv
 
 MODULE_PREFIX = "net."  # the RLModule holds the CandidateNet as attribute ``net``
 SAMPLE_COLUMNS = (

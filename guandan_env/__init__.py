@@ -7,9 +7,9 @@ are imported on first use.
 
 from __future__ import annotations
 
-from .actions import KIND_NAMES, NUM_ACTIONS
-from .api import cards_for_action, declaration_text, describe_action, legal_actions
-from .features import ACTION_FEATURE_DIM, action_features
+from .core.actions import KIND_NAMES, NUM_ACTIONS
+from .core.api import cards_for_action, declaration_text, describe_action, legal_actions
+from .encoding.features import ACTION_FEATURE_DIM, action_features
 
 __all__ = [
     "NUM_ACTIONS",
@@ -29,11 +29,11 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str):
     if name in ("env", "raw_env"):
-        from . import aec
+        from .envs import aec
 
         return getattr(aec, name)
     if name == "VectorGuandanEnv":
-        from .vector import VectorGuandanEnv
+        from .envs.vector import VectorGuandanEnv
 
         return VectorGuandanEnv
     raise AttributeError(f"module 'guandan_env' has no attribute {name!r}")

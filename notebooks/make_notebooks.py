@@ -56,7 +56,7 @@ import pandas as pd
 
 import guandan_env
 from guandan_env import NUM_ACTIONS, cards_for_action, declaration_text, describe_action
-from guandan_env.cards import parse_rank"""),
+from guandan_env.core.cards import parse_rank"""),
     md("""
 ## Make the environment
 
@@ -89,10 +89,10 @@ print("hand (level order, * = wildcard):", view.hand_text())
 print("cards left per seat:", view.cards_left, "| team levels:", view.levels)"""),
     md("""
 The observation is described slice by slice in the env's docstring
-(`help(guandan_env.aec)`); here are the slice names and sizes:
+(`help(guandan_env.envs.aec)`); here are the slice names and sizes:
 """),
     code("""
-from guandan_env.observation import OBS_SLICES
+from guandan_env.encoding.observation import OBS_SLICES
 
 pd.DataFrame(
     [(name, s.start, s.stop - s.start) for name, s in OBS_SLICES.items()],
@@ -192,8 +192,8 @@ the command line: `python -m experiments.replay FILE` shows a replay step by ste
 import tempfile
 from pathlib import Path
 
-from guandan_env.cards import RANK_TEXT
-from guandan_env.replay import load, record_game, replay_game
+from guandan_env.core.cards import RANK_TEXT
+from guandan_env.envs.replay import load, record_game, replay_game
 
 rep = record_game(seats, seed=3, config={"mode": "deal"})
 path = rep.save(Path(tempfile.mkdtemp()) / "deal.json")

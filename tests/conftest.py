@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from guandan_env import actions as T
-from guandan_env.cards import NUM_FACES, parse_card, parse_hand, parse_rank
-from guandan_env.choice import choose_cards
-from guandan_env.engine import Game
-from guandan_env.observation import OBS_SLICES, encode, game_obs_inputs
+from guandan_env.core import actions as T
+from guandan_env.core.cards import NUM_FACES, parse_card, parse_hand, parse_rank
+from guandan_env.core.choice import choose_cards
+from guandan_env.core.engine import Game
+from guandan_env.encoding.observation import OBS_SLICES, encode, game_obs_inputs
 
 
 def hands_array(texts) -> np.ndarray:

@@ -37,8 +37,8 @@ import numpy as np
 import pytest
 
 from guandan_env import KIND_NAMES, NUM_ACTIONS, declaration_text, describe_action
-from guandan_env import actions as T
-from guandan_env.cards import RANK_TEXT
+from guandan_env.core import actions as T
+from guandan_env.core.cards import RANK_TEXT
 
 RANKS = RANK_TEXT[:13]
 LEVELS = list(RANKS)

@@ -12,8 +12,8 @@ from pettingzoo.test import api_test, seed_test
 
 import guandan_env
 from guandan_env import NUM_ACTIONS
-from guandan_env.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
-from guandan_env.wrappers import SingleAgentEnv
+from guandan_env.encoding.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
+from guandan_env.envs.wrappers import SingleAgentEnv
 
 
 def play_random(env, rng, max_steps=100000):
@@ -242,8 +242,8 @@ def test_single_agent_wrapper_plays_full_episodes():
 
 
 def test_action_features_describe_the_table():
-    from guandan_env import actions as T
-    from guandan_env.features import FEATURE_SLICES, action_features
+    from guandan_env.core import actions as T
+    from guandan_env.encoding.features import FEATURE_SLICES, action_features
 
     f = action_features(5)
     assert f.shape[0] == NUM_ACTIONS

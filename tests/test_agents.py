@@ -12,11 +12,11 @@ from agents.base import Agent
 from agents.hand_split import best_split, component_action, rank_state, split_cost
 from agents.registry import parse_heuristic_params
 from experiments.arena import LazyObservation, play_game
-from guandan_env import actions as T
-from guandan_env import movegen
-from guandan_env.aec import AGENTS, SeatView, raw_env
-from guandan_env.api import action_text, declaration_text
-from guandan_env.cards import parse_hand, parse_rank
+from guandan_env.core import actions as T
+from guandan_env.core import movegen
+from guandan_env.core.api import action_text, declaration_text
+from guandan_env.core.cards import parse_hand, parse_rank
+from guandan_env.envs.aec import AGENTS, SeatView, raw_env
 
 
 class CheckingAgent:

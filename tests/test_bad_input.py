@@ -13,12 +13,12 @@ import pytest
 from conftest import action_for, hands_array, make_game, play
 
 import guandan_env
-from guandan_env import actions as T
-from guandan_env.aec import raw_env
-from guandan_env.api import cards_for_action, describe_action, legal_actions
-from guandan_env.cards import parse_card, parse_hand, parse_rank
-from guandan_env.engine import Game
-from guandan_env.illegal import IllegalActionError
+from guandan_env.core import actions as T
+from guandan_env.core.api import cards_for_action, describe_action, legal_actions
+from guandan_env.core.cards import parse_card, parse_hand, parse_rank
+from guandan_env.core.engine import Game
+from guandan_env.core.illegal import IllegalActionError
+from guandan_env.envs.aec import raw_env
 
 
 def natural_id(kind: int, rank: str) -> int:
@@ -342,7 +342,7 @@ def test_game_step_never_trusts_a_foreign_mask():
     very state; an edited or stale array cannot make an illegal action legal (R-5)."""
     import numpy as np
 
-    from guandan_env.engine import Game
+    from guandan_env.core.engine import Game
 
     g = Game.new(seed=4)
     g.start_deal()

@@ -10,8 +10,8 @@ import pytest
 import guandan_env
 from agents.heuristic import HeuristicAgent
 from experiments import bc_data
-from guandan_env.aec import AGENTS
-from guandan_env.packing import MASK_BYTES, OBS_BYTES, unpack_masks, unpack_obs
+from guandan_env.encoding.packing import MASK_BYTES, OBS_BYTES, unpack_masks, unpack_obs
+from guandan_env.envs.aec import AGENTS
 
 N = 1300  # three chunks: the two-worker run has chunks in flight at once
 SEED = 3

@@ -1,10 +1,10 @@
-"""The declared bounds (``guandan_env.testing.BOUNDS``) hold under random play on every
+"""The declared bounds (``guandan_env.envs.testing.BOUNDS``) hold under random play on every
 engine: ``engine.Game``, the AEC env and the vector env (R-1.1, R-5, R-6.3, R-7)."""
 
 import numpy as np
 import pytest
 
-from guandan_env.testing import BOUNDS, ENGINES, check_random_play
+from guandan_env.envs.testing import BOUNDS, ENGINES, check_random_play
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -19,7 +19,7 @@ def test_bounds_are_the_game_s_numbers():
 
 
 def test_a_violation_names_itself():
-    from guandan_env.testing import check_deal_rewards, check_observation
+    from guandan_env.envs.testing import check_deal_rewards, check_observation
 
     with pytest.raises(AssertionError, match="zero-sum"):
         check_deal_rewards([2, -1, 2, -1], "here")

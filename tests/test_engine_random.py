@@ -33,10 +33,10 @@ import numpy as np
 import pytest
 
 import guandan_env
-from guandan_env import actions as T
-from guandan_env.cards import RJ_FACE, level_key
-from guandan_env.engine import Game
-from guandan_env.phase import Phase
+from guandan_env.core import actions as T
+from guandan_env.core.cards import RJ_FACE, level_key
+from guandan_env.core.engine import Game
+from guandan_env.core.phase import Phase
 
 ACE = 12
 GAIN = {1: 3, 2: 2, 3: 1}  # partner's place index (second/third/last) -> levels

@@ -19,11 +19,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from guandan_env import actions as T
-from guandan_env import movegen, vector_mask
-from guandan_env.cards import HEARTS, NUM_FACES, RJ_FACE, full_deck
-from guandan_env.engine import Game
-from guandan_env.observation import encode, encode_game, game_obs_inputs
+from guandan_env.core import actions as T
+from guandan_env.core import movegen, vector_mask
+from guandan_env.core.cards import HEARTS, NUM_FACES, RJ_FACE, full_deck
+from guandan_env.core.engine import Game
+from guandan_env.encoding.observation import encode, encode_game, game_obs_inputs
 
 LEVELS = range(13)
 HANDS_PER_LEVEL = 300

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from guandan_env.replay import Replay, replay_env, replay_game
+from guandan_env.envs.replay import Replay, replay_env, replay_game
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 NAMES = ("tribute", "resistance", "wind", "a_failure")

@@ -1,4 +1,4 @@
-"""guandan_env.hand_plan: play counts of hands (RULES.md R-2.3, R-2.5, R-3, R-3.1 … R-3.4).
+"""guandan_env.encoding.hand_plan: play counts of hands (RULES.md R-2.3, R-2.5, R-3, R-3.1 … R-3.4).
 
 The reference below is an independent exact search: cover the lowest remaining card with
 every play of the action table that contains it (straight flushes are the same cards as a
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from agents.hand_split import rank_state
-from guandan_env import actions as T
-from guandan_env import hand_plan as hp
-from guandan_env.cards import parse_hand, parse_rank
+from guandan_env.core import actions as T
+from guandan_env.core.cards import parse_hand, parse_rank
+from guandan_env.encoding import hand_plan as hp
 
 SEQ_KINDS = (T.STRAIGHT, T.THREE_PAIRS, T.TWO_TRIPLES, T.STRAIGHT_FLUSH)
 
@@ -221,7 +221,7 @@ def test_empty_batch():
 
 def test_rules_core_import_is_numpy_only():
     code = (
-        "import sys, guandan_env.hand_plan; "
+        "import sys, guandan_env.encoding.hand_plan; "
         "print(' '.join(m for m in ('torch', 'ray', 'gymnasium', 'agents') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -14,8 +14,9 @@ def _loaded_after(stmt: str) -> list[str]:
 
 def test_rules_core_imports_only_numpy():
     stmt = (
-        "import guandan_env, guandan_env.engine, guandan_env.movegen, guandan_env.vector, "
-        "guandan_env.replay, guandan_env.scenario, guandan_env.features"
+        "import guandan_env, guandan_env.core.engine, guandan_env.core.movegen, "
+        "guandan_env.envs.vector, guandan_env.envs.replay, guandan_env.envs.scenario, "
+        "guandan_env.encoding.features"
     )
     assert _loaded_after(stmt) == []
 
@@ -29,8 +30,8 @@ def test_package_import_builds_no_big_table():
     tables (``vector_mask``, ~50 ms to build) load with the first legal-action query, and
     the plain-straight table is built by outer products (~1 ms, was ~0.3 s)."""
     code = (
-        "import sys; import guandan_env; from guandan_env import movegen; "
-        "print('guandan_env.vector_mask' in sys.modules, movegen._PS_LUT.sum())"
+        "import sys; import guandan_env; from guandan_env.core import movegen; "
+        "print('guandan_env.core.vector_mask' in sys.modules, movegen._PS_LUT.sum())"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded, plain = out.stdout.split()

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import guandan_env
-from guandan_env.actions import NUM_ACTIONS
-from guandan_env.wrappers import SingleAgentEnv
+from guandan_env.core.actions import NUM_ACTIONS
+from guandan_env.envs.wrappers import SingleAgentEnv
 
 
 def test_gymnasium_check_env_passes_on_the_single_agent_env():
@@ -63,7 +63,7 @@ def test_torchrl_collects_whole_deals_with_masks_and_learns():
 def _openspiel():
     import pyspiel
 
-    import guandan_env.openspiel_game  # noqa: F401  (registers python_guandan)
+    import guandan_env.envs.openspiel_game  # noqa: F401  (registers python_guandan)
 
     return pyspiel
 
@@ -85,7 +85,7 @@ def test_openspiel_game_declares_honest_bounds_and_passes_random_sim_test():
 
 def test_openspiel_observations_come_from_our_encoder_and_respect_bounds():
     pyspiel = _openspiel()
-    from guandan_env.observation import encode_game
+    from guandan_env.encoding.observation import encode_game
 
     game = pyspiel.load_game("python_guandan", {"cards_per_seat": 8})
     state = game.new_initial_state()

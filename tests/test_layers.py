@@ -1,7 +1,8 @@
 """The layers (README, developer section): ``guandan_env`` (rules core, encoders, envs) ←
 ``agents`` ← ``experiments``. Every import statement of the three packages is read: none may
 point to a later layer (a function-level import neither), and the imports run at module
-load (``if TYPE_CHECKING`` blocks excepted) must have no cycle."""
+load (``if TYPE_CHECKING`` blocks excepted) must have no cycle. Inside ``guandan_env`` the
+same holds for its sub-packages: ``core`` ← ``encoding`` ← ``envs``."""
 
 from __future__ import annotations
 
@@ -107,34 +108,34 @@ def test_module_level_imports_have_no_cycle():
 
 def test_the_graph_is_read():
     every, at_load = _graph()
-    assert "guandan_env.actions" in at_load["guandan_env.engine"]
-    assert "guandan_env.engine" in every["guandan_env.vector"]
+    assert "guandan_env.core.actions" in at_load["guandan_env.core.engine"]
+    assert "guandan_env.core.engine" in every["guandan_env.envs.vector"]
     assert "agents.candidate_net" in every["experiments.vector_runner"]
 
 
-# Inside guandan_env: the rules core (everything the engine runs on) reads no encoder and no
-# environment module; encoders read no environment module.
-ENCODERS = {"observation", "features", "candidate_features", "events", "protocol", "packing"}
-ENVS = {"aec", "vector", "wrappers", "scenario", "replay", "interop", "openspiel_game"}
-ENVS |= {"policies", "testing"}
+# Inside guandan_env the sub-packages are layers too: core <- encoding <- envs. The top-level
+# modules (the package itself, version) sit above them.
+SUBLAYERS = ("guandan_env.version", "guandan_env.core", "guandan_env.encoding", "guandan_env.envs")
 
 
-def test_the_rules_core_reads_no_encoder_or_env_and_encoders_read_no_env():
+def _sublayer(module: str) -> int | None:
+    for i, prefix in enumerate(SUBLAYERS):
+        if module == prefix or module.startswith(prefix + "."):
+            return i
+    return None
+
+
+def test_inside_guandan_env_core_encoding_envs_import_one_way():
     every, _ = _graph()
-    core: set[str] = set()
-    stack = ["guandan_env.engine"]
-    while stack:  # the core: the engine and all it imports
-        m = stack.pop()
-        if m not in core:
-            core.add(m)
-            stack.extend(x for x in every[m] if x.startswith("guandan_env."))
-    short = {m.split(".", 1)[1] for m in core}
-    assert not short & (ENCODERS | ENVS), sorted(short & (ENCODERS | ENVS))
-    bad = sorted(
+    upward = sorted(
         f"{a} -> {b}"
-        for a in every
-        if a.removeprefix("guandan_env.") in ENCODERS
-        for b in every[a]
-        if b.removeprefix("guandan_env.") in ENVS
+        for a, bs in every.items()
+        for b in bs
+        if _sublayer(a) is not None and _sublayer(b) is not None and _sublayer(b) > _sublayer(a)
     )
-    assert bad == [], bad
+    assert upward == [], "imports against core <- encoding <- envs: " + ", ".join(upward)
+    mods = set(every)
+    top = {m for m in mods if m.startswith("guandan_env") and _sublayer(m) is None}
+    assert top == {"guandan_env"}, f"modules outside the sub-packages: {sorted(top)}"
+    assert {"guandan_env.core.engine", "guandan_env.encoding.observation"} <= mods
+    assert "guandan_env.envs.aec" in mods

@@ -1,14 +1,14 @@
 """Internal consistency of the fast move generator's pieces and of the strength module
-(R-4, R-5.2): every user of the bomb order reads ``guandan_env.strength``."""
+(R-4, R-5.2): every user of the bomb order reads ``guandan_env.core.strength``."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from guandan_env import actions as T
-from guandan_env import movegen, strength
-from guandan_env.cards import full_deck, level_rank_value
+from guandan_env.core import actions as T
+from guandan_env.core import movegen, strength
+from guandan_env.core.cards import full_deck, level_rank_value
 
 _BOMB_TIER = {4: 1, 5: 2, 6: 4, 7: 5, 8: 6, 9: 7, 10: 8}
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 import guandan_env
-from guandan_env.cards import NUM_FACES
-from guandan_env.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
-from guandan_env.vector import VectorGuandanEnv
+from guandan_env.core.cards import NUM_FACES
+from guandan_env.encoding.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
+from guandan_env.envs.vector import VectorGuandanEnv
 
 # one-hot groups: slice name -> number of equal blocks it is made of
 ONE_HOT = {

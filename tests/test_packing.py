@@ -1,13 +1,13 @@
-"""guandan_env.packing: exact bit-packed storage of observations and masks."""
+"""guandan_env.encoding.packing: exact bit-packed storage of observations and masks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from guandan_env.actions import NUM_ACTIONS
-from guandan_env.observation import OBS_DIM
-from guandan_env.packing import pack_masks, pack_obs, set_bits, unpack_masks, unpack_obs
+from guandan_env.core.actions import NUM_ACTIONS
+from guandan_env.encoding.observation import OBS_DIM
+from guandan_env.encoding.packing import pack_masks, pack_obs, set_bits, unpack_masks, unpack_obs
 
 
 @pytest.mark.parametrize("density", [0.0, 0.003, 0.1, 0.5, 1.0])

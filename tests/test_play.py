@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from experiments import play
-from guandan_env import actions as T
-from guandan_env.cards import parse_card, parse_hand, parse_rank
-from guandan_env.movegen import lead_mask
-from guandan_env.replay import load, replay_game
+from guandan_env.core import actions as T
+from guandan_env.core.cards import parse_card, parse_hand, parse_rank
+from guandan_env.core.movegen import lead_mask
+from guandan_env.envs.replay import load, replay_game
 
 ONES = "1\n" * 400
 

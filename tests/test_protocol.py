@@ -15,11 +15,11 @@ from agents.registry import make_agent
 from agents.remote import ProtocolMirror, play
 from experiments import serve
 from experiments.arena import derive_seed, game_config, play_game
-from guandan_env import actions as T
-from guandan_env import movegen
-from guandan_env import protocol as P
-from guandan_env.cards import full_deck
-from guandan_env.choice import choose_cards
+from guandan_env.core import actions as T
+from guandan_env.core import movegen
+from guandan_env.core.cards import full_deck
+from guandan_env.core.choice import choose_cards
+from guandan_env.encoding import protocol as P
 
 DEAL_CFG = {"random_levels": True, "random_tribute": True}
 

@@ -34,7 +34,7 @@ def test_vector_example_runs():
     code = "import numpy as np\n" + block.replace("1024", "8").replace("range(1000)", "range(50)")
     names: dict = {}
     exec(compile(code, "README.md", "exec"), names)
-    from guandan_env.observation import OBS_DIM
+    from guandan_env.encoding.observation import OBS_DIM
 
     assert names["obs"].shape == (8, OBS_DIM) and names["mask"].shape[0] == 8
     assert names["mask"].any(1).all()  # every table has a seat to act
@@ -42,8 +42,8 @@ def test_vector_example_runs():
 
 
 def test_sizes_quoted_in_the_readme_are_the_code_s():
-    from guandan_env.actions import NUM_ACTIONS
-    from guandan_env.observation import OBS_DIM
+    from guandan_env.core.actions import NUM_ACTIONS
+    from guandan_env.encoding.observation import OBS_DIM
 
     text = README.read_text(encoding="utf-8")
     found = re.findall(r"float32\[(\d+)\]|\(B, (\d+)\) float32", text)

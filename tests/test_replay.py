@@ -1,4 +1,4 @@
-"""JSON replays (``guandan_env.replay``) and the viewer ``python -m experiments.replay``.
+"""JSON replays (``guandan_env.envs.replay``) and the viewer ``python -m experiments.replay``.
 
 The core property: a game recorded from the env, saved and loaded, replays to the same final
 state (engine state, RNG, levels, every logged move), and a replay that does not reproduce is
@@ -18,8 +18,8 @@ import pytest
 import guandan_env
 from agents.random_agent import RandomAgent
 from experiments import replay as replay_cli
-from guandan_env import actions as T
-from guandan_env.replay import (
+from guandan_env.core import actions as T
+from guandan_env.envs.replay import (
     FORMAT_VERSION,
     Replay,
     ReplayRecorder,
@@ -115,7 +115,7 @@ def test_record_game_and_names():
 
 def test_from_game_for_code_driving_the_engine():
     """Code that steps a ``Game`` itself records only the action ids."""
-    from guandan_env.aec import build_game, check_config
+    from guandan_env.envs.aec import build_game, check_config
 
     cfg = {"mode": "match", "max_deals": 2}
     g = build_game(1234, check_config(cfg), None)
@@ -181,7 +181,7 @@ def test_illegal_action_in_penalize_mode_is_noted():
 
 def test_replay_module_imports_only_numpy():
     code = (
-        "import sys, guandan_env.replay; "
+        "import sys, guandan_env.envs.replay; "
         "bad = [m for m in ('gymnasium', 'pettingzoo', 'torch', 'ray') if m in sys.modules]; "
         "assert not bad, bad"
     )
@@ -236,7 +236,7 @@ def test_recorder_fits_the_tournament_game_loop():
     whole hook needed to save tournament replays."""
     from agents.heuristic import HeuristicAgent
     from experiments.arena import AGENTS, LazyObservation
-    from guandan_env.aec import raw_env
+    from guandan_env.envs.aec import raw_env
 
     env = ReplayRecorder(raw_env(mode="match", max_deals=2))
     env.reset(seed=21, options=None)
@@ -302,7 +302,7 @@ def test_files_of_another_env_version_are_refused(tmp_path):
     import torch
 
     from agents.candidate_net import CandidateNet, load_policy_file, save_policy
-    from guandan_env.replay import Replay
+    from guandan_env.envs.replay import Replay
     from guandan_env.version import ENV_VERSION
 
     assert guandan_env.raw_env().metadata["name"] == ENV_VERSION

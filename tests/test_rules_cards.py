@@ -1,5 +1,5 @@
 """Golden tests of RULES.md R-1 (table, deck, deal, notation) and R-2 (levels, level cards,
-wildcards, level order), through ``guandan_env.cards`` and the ``Game`` engine.
+wildcards, level order), through ``guandan_env.core.cards`` and the ``Game`` engine.
 
 Move-generation details of R-2.3 … R-4 are covered by ``test_reference_golden.py`` and
 ``test_reference_vs_fast.py``; here only what those do not check: the deal, the notation both
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from conftest import action_for, make_game, pass_, play
 
-from guandan_env import actions as T
-from guandan_env.cards import (
+from guandan_env.core import actions as T
+from guandan_env.core.cards import (
     DECK_SIZE,
     HAND_SIZE,
     NUM_FACES,
@@ -26,7 +26,7 @@ from guandan_env.cards import (
     parse_hand,
     parse_rank,
 )
-from guandan_env.engine import Game, partner_of, team_of
+from guandan_env.core.engine import Game, partner_of, team_of
 
 RANKS = "23456789TJQKA"
 

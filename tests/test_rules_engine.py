@@ -22,10 +22,10 @@ from conftest import (
 )
 
 import guandan_env
-from guandan_env import actions as T
-from guandan_env.aec import raw_env
-from guandan_env.cards import parse_rank
-from guandan_env.engine import Game
+from guandan_env.core import actions as T
+from guandan_env.core.cards import parse_rank
+from guandan_env.core.engine import Game
+from guandan_env.envs.aec import raw_env
 
 A, K, Q = 12, 11, 10
 
@@ -357,7 +357,7 @@ def test_r6_8_capped_match_is_a_draw():
 
 def test_deal_result_rewards_carry_the_match_bonus_once():
     """R-6.3 plus the envs' ``match_win_bonus``: one definition in ``DealResult.rewards``."""
-    from guandan_env.engine import DealResult
+    from guandan_env.core.engine import DealResult
 
     res = DealResult(order=[1, 3, 0, 2], winner_team=1, gain=3, double_down=True, deal_level=12)
     assert res.rewards().tolist() == [-3, 3, -3, 3]

@@ -20,11 +20,11 @@ from conftest import (
     play,
 )
 
-from guandan_env import actions as T
-from guandan_env.aec import raw_env
-from guandan_env.cards import NUM_FACES, face_text, level_rank_value, parse_card
-from guandan_env.engine import Game
-from guandan_env.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
+from guandan_env.core import actions as T
+from guandan_env.core.cards import NUM_FACES, face_text, level_rank_value, parse_card
+from guandan_env.core.engine import Game
+from guandan_env.encoding.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
+from guandan_env.envs.aec import raw_env
 
 KINDS = len(T.KIND_NAMES)
 
@@ -384,7 +384,7 @@ def test_r8_2_typed_events_show_the_return_card_to_the_exchange_only():
     import io
 
     from agents.human import Console, HumanPlayer
-    from guandan_env.events import DealStarted, Played, Returned
+    from guandan_env.encoding.events import DealStarted, Played, Returned
 
     e = raw_env()
     e.reset(seed=0, options=TRIBUTE_OPTIONS)

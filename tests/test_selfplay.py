@@ -33,7 +33,7 @@ from agents.candidate_net import (
 )
 from experiments.selfplay_config import DEFAULTS, load_config, parse_overrides
 from guandan_env import VectorGuandanEnv
-from guandan_env.actions import NUM_ACTIONS
+from guandan_env.core.actions import NUM_ACTIONS
 
 REPO = Path(__file__).resolve().parents[1]
 SMOKE_TIMEOUT_S = 240
@@ -69,8 +69,12 @@ def test_fast_forward_and_backward_equal_the_plain_network_math():
     batch's distinct (level, id) rows, and the first layer's sparse backward (both against
     the plain math: ``cand_proj`` over full candidate rows, ``nn.EmbeddingBag``)."""
     from agents.candidate_net import bits_times_weight
-    from guandan_env.candidate_features import candidate_rows, candidates_packed, decision_features
-    from guandan_env.packing import OBS_BITS, pack_masks
+    from guandan_env.encoding.candidate_features import (
+        candidate_rows,
+        candidates_packed,
+        decision_features,
+    )
+    from guandan_env.encoding.packing import OBS_BITS, pack_masks
 
     torch.manual_seed(0)
     net = CandidateNet(SMALL_MODEL)
@@ -319,7 +323,7 @@ def _local_runner(seed: int, **overrides):
     from ray.rllib.algorithms.ppo import PPOConfig
 
     from experiments.vector_runner import VectorEnvRunner
-    from guandan_env.observation import OBS_DIM
+    from guandan_env.encoding.observation import OBS_DIM
 
     env_config = {"tables": 16, "steps_per_call": 40, "seed": seed, "model": SMALL_MODEL}
     env_config.update(overrides)
@@ -362,8 +366,8 @@ def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
     rows, and the network must read the same inputs either way."""
     from agents.candidate_net import CandidateNet, prepare_packed
     from experiments.vector_runner import minibatches
-    from guandan_env.candidate_features import candidates_packed, decision_features
-    from guandan_env.packing import OBS_BITS
+    from guandan_env.encoding.candidate_features import candidates_packed, decision_features
+    from guandan_env.encoding.packing import OBS_BITS
 
     runner = _local_runner(5)
     sample = runner.sample()

@@ -11,7 +11,7 @@ from agents import HeuristicAgent, make_agent
 from experiments import tournament as tour
 from experiments.arena import evaluate, pair_seed, play_game, team_view
 from experiments.ratings import ELO_BASE, bootstrap_ci, bradley_terry, elo_table, pair_score
-from guandan_env.aec import raw_env
+from guandan_env.envs.aec import raw_env
 
 DEAL_CFG = {"mode": "deal", "random_levels": True, "random_tribute": True}
 
@@ -212,7 +212,7 @@ def test_heuristic_beats_random_in_duplicate_deals(tmp_path):
 
 def test_save_replays_reproduce_the_games(tmp_path):
     """Every tournament game saved as a replay replays to the same result (issue 7)."""
-    from guandan_env.replay import load, replay_game
+    from guandan_env.envs.replay import load, replay_game
 
     out = tmp_path / "t"
     tour.run_tournament(

@@ -1,4 +1,4 @@
-"""The batched engine (``guandan_env.vector``) against the single-table code it must equal.
+"""The batched engine (``guandan_env.envs.vector``) against the single-table code it must equal.
 
 * ``vector_mask``: packed masks equal ``movegen.batch_play_mask`` / ``return_mask``.
 * ``vector_choice``: batched card choice equals ``choice.choose_cards`` (every kind, wildcards,
@@ -17,17 +17,17 @@ import numpy as np
 import pytest
 
 import guandan_env
-from guandan_env import actions as T
-from guandan_env import movegen
-from guandan_env.choice import choose_cards
-from guandan_env.vector import VectorGuandanEnv
-from guandan_env.vector_choice import batch_choose_cards
-from guandan_env.vector_mask import (
+from guandan_env.core import actions as T
+from guandan_env.core import movegen
+from guandan_env.core.choice import choose_cards
+from guandan_env.core.vector_choice import batch_choose_cards
+from guandan_env.core.vector_mask import (
     play_masks_packed,
     return_masks,
     sample_packed,
     unpack_masks,
 )
+from guandan_env.envs.vector import VectorGuandanEnv
 
 DECK = np.repeat(np.arange(54), 2)
 

@@ -24,7 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from experiments.web.app import create_app
-from guandan_env.cards import face_text, full_deck, parse_card
+from guandan_env.core.cards import face_text, full_deck, parse_card
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from guandan_env.scenario import check_options
+from guandan_env.envs.scenario import check_options
 
 from ..arena import game_config
 from .games import _chunks, _run_local, _run_ray, schedule

@@ -83,7 +83,7 @@ def _deal_with(wanted: list[str], seed: int = 5) -> list[str]:
     """A random deal (R-1.2) in which seat 0 holds the ``wanted`` cards."""
     import numpy as np
 
-    from guandan_env.cards import face_text, full_deck, parse_card
+    from guandan_env.core.cards import face_text, full_deck, parse_card
 
     deck = np.random.default_rng(seed).permutation(full_deck())
     hands = [deck[27 * s : 27 * s + 27].tolist() for s in range(4)]

@@ -19,14 +19,14 @@ import numpy as np
 
 from agents.registry import make_agent
 from experiments.arena import LazyObservation, derive_seed
-from guandan_env import actions as T
-from guandan_env import protocol as P
-from guandan_env.aec import AGENTS, raw_env
-from guandan_env.api import action_text
-from guandan_env.cards import NUM_FACES, RANK_TEXT, face_text, is_wild, sort_key
-from guandan_env.events import Played, Returned
-from guandan_env.phase import Phase
-from guandan_env.replay import ReplayRecorder
+from guandan_env.core import actions as T
+from guandan_env.core.api import action_text
+from guandan_env.core.cards import NUM_FACES, RANK_TEXT, face_text, is_wild, sort_key
+from guandan_env.core.phase import Phase
+from guandan_env.encoding import protocol as P
+from guandan_env.encoding.events import Played, Returned
+from guandan_env.envs.aec import AGENTS, raw_env
+from guandan_env.envs.replay import ReplayRecorder
 
 HUMAN = "human"
 MAX_TABLES = 64
@@ -82,7 +82,7 @@ class WebTable:
             cfg.update(random_levels=bool(random_levels), random_tribute=bool(random_tribute))
         self.env = ReplayRecorder(raw_env(**cfg))
         # scenario options (hands, levels, previous_order, leader …) are the env's, checked
-        # there (guandan_env.scenario): a table can be set up for a lesson or a test
+        # there (guandan_env.envs.scenario): a table can be set up for a lesson or a test
         self.env.reset(seed=self.seed, options=options)
         # this deal's moves as the env's events, with the deal's level (private: a return
         # card is shown only to the two seats of the exchange, ``Returned.visible_to``)
@@ -319,7 +319,7 @@ class WebTable:
 
 def replay_frames(data: dict) -> list[dict[str, Any]]:
     """Every state of a saved replay, all hands shown, for stepping back and forth."""
-    from guandan_env.replay import Replay, replay_steps, start_game
+    from guandan_env.envs.replay import Replay, replay_steps, start_game
 
     r = Replay.from_dict(data)
     g = start_game(r)

@@ -1,7 +1,7 @@
 """Regenerate the golden game transcripts: ``python tests/golden/make_golden.py``.
 
 Each file holds one game of four ``heuristic`` agents whose play shows one rule at work, found
-by scanning seeds: its replay (``guandan_env.replay``: seed, options, actions, final check
+by scanning seeds: its replay (``guandan_env.envs.replay``: seed, options, actions, final check
 values) and the env's text log. ``tests/test_golden.py`` replays every file and requires the
 same log, line for line, and the same final state: a rules change shows up as a readable diff.
 Regenerate only for a deliberate change, and read the diff.
@@ -27,8 +27,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 from agents.registry import make_agent  # noqa: E402
-from guandan_env.engine import partner_of  # noqa: E402
-from guandan_env.replay import record_game, replay_env, replay_steps  # noqa: E402
+from guandan_env.core.engine import partner_of  # noqa: E402
+from guandan_env.envs.replay import record_game, replay_env, replay_steps  # noqa: E402
 
 DEAL = {"mode": "deal"}
 SCENARIOS = {

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import actions as T
-from .cards import NUM_FACES
-from .phase import Phase
-from .strength import POWER_SCALE, strength_arrays
+from ..core import actions as T
+from ..core.cards import NUM_FACES
+from ..core.phase import Phase
+from ..core.strength import POWER_SCALE, strength_arrays
 
 if TYPE_CHECKING:
-    from .engine import Game
+    from ..core.engine import Game
 
 CARD_BITS = 2 * NUM_FACES  # 108
 MAX_CARDS = 28  # a tribute receiver holds 28 cards until it returns one

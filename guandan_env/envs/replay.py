@@ -34,7 +34,7 @@ Ways to use one: ``replay_game(r)`` (engine only; returns the final ``Game``),
 ``replay_steps(r)`` (yields each step), ``replay_env(r)`` (re-runs the AEC env and returns it).
 
 This module imports only numpy and the standard library at import time; building the first
-deal from a scenario reuses ``guandan_env.aec.build_game`` (imported lazily) so the replay
+deal from a scenario reuses ``guandan_env.envs.aec.build_game`` (imported lazily) so the replay
 follows the env's code path exactly.
 """
 
@@ -49,8 +49,8 @@ from typing import Any
 
 import numpy as np
 
-from .engine import Game
-from .version import ENV_VERSION, check_env_version
+from ..core.engine import Game
+from ..version import ENV_VERSION, check_env_version
 
 FORMAT = "guandan-replay"
 FORMAT_VERSION = 1
@@ -227,7 +227,7 @@ class Replay:
         missing = [k for k in ("game_seed", "actions") if k not in data]
         if missing:
             raise ValueError(f"replay lacks required field(s) {missing}")
-        from . import validate
+        from ..core import validate
         from .scenario import check_options
 
         actions = validate.sequence(data["actions"], "replay actions")
@@ -342,7 +342,7 @@ class Step:
 def replay_steps(replay: Replay) -> Iterator[Step]:
     """Re-run ``replay`` on the engine, yielding a :class:`Step` after each action.
 
-    Follows ``guandan_env.aec``: after a deal in ``mode="match"`` the next one starts unless
+    Follows ``guandan_env.envs.aec``: after a deal in ``mode="match"`` the next one starts unless
     the match is over. ``ValueError`` if an action is illegal or comes after the game ended.
     """
     cfg = _env_config(replay.config)

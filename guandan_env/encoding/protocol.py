@@ -15,7 +15,7 @@ index. This module is the one translation between that format and our action ids
 * A pass is ``["PASS", "PASS", "PASS"]``, a tribute return ``["back", "back", [card]]``.
 
 One action id may be played with several suit choices; ``action_list`` offers each distinct
-choice the hand allows (the engine's own choice, ``guandan_env.choice``, first), because
+choice the hand allows (the engine's own choice, ``guandan_env.core.choice``, first), because
 several public clients build the card list themselves and look it up in ``actionList``.
 """
 
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from . import actions as T
-from .cards import (
+from ..core import actions as T
+from ..core.cards import (
     BJ_FACE,
     BJ_RANK,
     FACE_RANK,
@@ -38,7 +38,7 @@ from .cards import (
     RJ_RANK,
     wildcard_face,
 )
-from .choice import choose_cards
+from ..core.choice import choose_cards
 
 SUITS = "SHCD"
 RANKS = "23456789TJQKA"

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import actions as T
-from .observation import OBS_DIM
+from ..core import actions as T
+from ..encoding.observation import OBS_DIM
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,8 @@ def _pick(mask: np.ndarray, rng: np.random.Generator, where: str) -> int:
 
 
 def _play_game(deals: int, rng: np.random.Generator, tables: int) -> dict:
-    from .engine import Game
-    from .observation import encode, game_obs_inputs
+    from ..core.engine import Game
+    from ..encoding.observation import encode, game_obs_inputs
 
     decisions = 0
     for d in range(deals):

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from . import validate
-from .cards import parse_hand
-from .config_keys import merge_known
-from .engine import Game, check_deal, team_of
+from ..core import validate
+from ..core.cards import parse_hand
+from ..core.config_keys import merge_known
+from ..core.engine import Game, check_deal, team_of
 
 DEFAULT_CONFIG = dict(
     mode="deal",

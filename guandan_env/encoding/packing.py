@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .actions import NUM_ACTIONS
+from ..core.actions import NUM_ACTIONS
 from .observation import OBS_DIM
 
 OBS_BITS = OBS_DIM - 1  # the binary part of the observation

@@ -55,16 +55,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import actions as T
-from . import validate
-from .engine import Game
-from .illegal import IllegalActionError, illegal_action_error
-from .observation import OBS_DIM, ObsInputs, encode
-from .phase import Phase, TrickMove
+from ..core import actions as T
+from ..core import validate
+from ..core.engine import Game
+from ..core.illegal import IllegalActionError, illegal_action_error
+from ..core.phase import Phase, TrickMove
+from ..core.vector_choice import batch_choose_cards
+from ..core.vector_mask import (
+    MASK_BYTES,
+    pack_masks,
+    play_masks_packed,
+    return_masks,
+    sample_packed,
+)
+from ..core.vector_mask import unpack_masks as _unpack
+from ..encoding.observation import OBS_DIM, ObsInputs, encode
 from .scenario import check_config, check_options, start_scenario
-from .vector_choice import batch_choose_cards
-from .vector_mask import MASK_BYTES, pack_masks, play_masks_packed, return_masks, sample_packed
-from .vector_mask import unpack_masks as _unpack
 
 MAX_TABLES = 1 << 18  # ~10 KiB of buffers per table: a larger batch is almost surely a typo
 

@@ -39,8 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import actions as T
-from .cards import BJ_FACE, NUM_FACES, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, wildcard_face
+from ..core import actions as T
+from ..core.cards import BJ_FACE, NUM_FACES, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, wildcard_face
 from .features import ACTION_FEATURE_DIM, action_features
 from .hand_plan import PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES

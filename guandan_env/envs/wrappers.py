@@ -15,7 +15,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from . import validate
+from ..core import validate
 from .aec import AGENTS, raw_env
 from .policies import UniformRandomPolicy
 

@@ -26,9 +26,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from . import actions as T
-from .cards import NUM_FACES, NUM_RANKS
-from .strength import POWER_SCALE, strength_arrays
+from ..core import actions as T
+from ..core.cards import NUM_FACES, NUM_RANKS
+from ..core.strength import POWER_SCALE, strength_arrays
 
 FEATURE_FIELDS = [
     ("kind", len(T.KIND_NAMES)),

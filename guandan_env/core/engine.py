@@ -292,7 +292,7 @@ class Game:
     def step(self, action: int, mask: np.ndarray | None = None) -> tuple[int, ...]:
         """Apply ``action`` for the seat to act; returns the faces it moved.
 
-        Raises ``IllegalActionError`` (a ``ValueError``; ``guandan_env.illegal``) naming the
+        Raises ``IllegalActionError`` (a ``ValueError``; ``guandan_env.core.illegal``) naming the
         action, the seat, the reason and the rule if it is illegal; the state is unchanged
         then. ``mask`` may pass the ``legal_mask()`` of this very state (read-only); any
         other array is ignored and the mask recomputed, so a caller can never widen what is

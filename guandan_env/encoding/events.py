@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import actions as T
-from .api import action_text
-from .cards import RANK_TEXT, format_cards
+from ..core import actions as T
+from ..core.api import action_text
+from ..core.cards import RANK_TEXT, format_cards
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .cards import BJ_FACE, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, RJ_FACE, wildcard_face
+from ..core.cards import BJ_FACE, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, RJ_FACE, wildcard_face
 
 NR = NUM_NATURAL_RANKS  # 13
 NPOS = NR + 1  # position 0 = ace played low, 1..13 = ranks 2..A

@@ -1,7 +1,7 @@
-"""Guandan as an OpenSpiel game: ``import guandan_env.openspiel_game`` registers
+"""Guandan as an OpenSpiel game: ``import guandan_env.envs.openspiel_game`` registers
 ``python_guandan`` with ``pyspiel`` (``pip install open_spiel``, our ``interop`` extra).
 
-    import pyspiel, guandan_env.openspiel_game
+    import pyspiel, guandan_env.envs.openspiel_game
     game = pyspiel.load_game("python_guandan", {"cards_per_seat": 27, "level": "2"})
 
 One deal of the rules in RULES.md, played by our engine:
@@ -10,7 +10,7 @@ One deal of the rules in RULES.md, played by our engine:
   outcome a face id 0..53 with probability proportional to its copies left (R-1.2), card
   ``i`` going to seat ``i % 4``; then one chance node draws the leader (R-7.5), outcomes 0..3.
 * **Players** 0..3 are our seats (0 and 2 one team). **Actions** are our 2,243 declared
-  combinations (``guandan_env.actions``; only pass and plays occur, no tribute in a first
+  combinations (``guandan_env.core.actions``; only pass and plays occur, no tribute in a first
   deal); ``action_to_string`` is our declaration text and the id (``pair 55 #23``).
 * **Returns** at the end: the winners +3/+2/+1, the others the negative (R-6.3): zero-sum,
   utilities in [-3, 3].
@@ -30,11 +30,11 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from . import actions as T
-from .api import action_text
-from .cards import NUM_FACES, RANK_TEXT, format_cards
-from .engine import Game
-from .observation import OBS_DIM, encode_game
+from ..core import actions as T
+from ..core.api import action_text
+from ..core.cards import NUM_FACES, RANK_TEXT, format_cards
+from ..core.engine import Game
+from ..encoding.observation import OBS_DIM, encode_game
 
 SEATS = 4
 DEFAULT_PARAMS = {"cards_per_seat": 27, "level": "2"}

@@ -11,11 +11,11 @@ Reward                 per deal: winning team's seats +3/+2/+1 (partner 2nd/3rd/
                        R-6.3), the other team's seats the negative; zero-sum
 =====================  =============================================================
 
-Actions. One id per *declared combination* (``guandan_env.actions``): kind, compared key,
+Actions. One id per *declared combination* (``guandan_env.core.actions``): kind, compared key,
 natural cards per rank, ♥N wildcards used, suit for straight flushes; id 0 is pass; the
 last 54 ids return a face as tribute return (R-7.1). ``describe_action``/``declaration_text``
 say what an id means; ``action_mask`` marks the legal ones for the agent to act (all zero for
-the others). The engine picks suits (``guandan_env.choice``).
+the others). The engine picks suits (``guandan_env.core.choice``).
 
 Observation (relative to the observing seat; relative seat k = absolute (seat + k) % 4):
 
@@ -64,14 +64,15 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from . import actions as T
-from . import validate
-from .api import action_text
-from .cards import RANK_TEXT, format_hand
-from .engine import Game
-from .events import DealEnded, Event, Played, Returned, deal_started
-from .observation import OBS_DIM, encode_game, spec_table
-from .phase import Phase
+from ..core import actions as T
+from ..core import validate
+from ..core.api import action_text
+from ..core.cards import RANK_TEXT, format_hand
+from ..core.engine import Game
+from ..core.phase import Phase
+from ..encoding.events import DealEnded, Event, Played, Returned, deal_started
+from ..encoding.observation import OBS_DIM, encode_game, spec_table
+from ..version import ENV_VERSION
 from .scenario import (  # noqa: F401
     DEFAULT_CONFIG,
     SCENARIO_KEYS,
@@ -80,7 +81,6 @@ from .scenario import (  # noqa: F401
     check_options,
     start_scenario,
 )
-from .version import ENV_VERSION
 
 __doc__ = __doc__.replace("{spec}", spec_table())
 
@@ -171,7 +171,7 @@ class raw_env(AECEnv):
         self._episode_rng = np.random.default_rng()
         self.game: Game | None = None
         self._mask: np.ndarray | None = None
-        self.events: list[Event] = []  # what happened, typed (guandan_env.events)
+        self.events: list[Event] = []  # what happened, typed (guandan_env.encoding.events)
 
     def observation_space(self, agent):
         return self.observation_spaces[agent]
