@@ -83,24 +83,13 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from experiments.candidate_ppo import CandidatePPOLearner, CandidatePPOModule, GuandanPPO
+    from experiments.selfplay_config import runner_config
     from experiments.vector_runner import VectorEnvRunner
     from guandan_env.core.actions import NUM_ACTIONS
     from guandan_env.encoding.observation import OBS_DIM
 
-    r, p, lg = cfg["runners"], cfg["ppo"], cfg["league"]
+    r, p = cfg["runners"], cfg["ppo"]
     num = int(r["num"])
-    runner_config = {
-        "tables": int(r["tables"]),
-        "game": dict(cfg["game"]),
-        "steps_per_call": int(r["steps_per_call"]),
-        "self_share": float(lg["self_share"]),
-        "pfsp_power": float(lg["pfsp_power"]),
-        "active_members": int(lg["active_members"]),
-        "gamma": float(p["gamma"]),
-        "lambda": float(p["lambda"]),
-        "seed": int(cfg["seed"]),
-        "model": dict(cfg["model"]),
-    }
     obs_space = gym.spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32)
     config = (
         PPOConfig(algo_class=GuandanPPO)
@@ -108,7 +97,7 @@ def build_algo_config(cfg: dict):
             env=None,
             observation_space=obs_space,
             action_space=gym.spaces.Discrete(NUM_ACTIONS),
-            env_config=runner_config,
+            env_config=runner_config(cfg),
             disable_env_checking=True,
         )
         .env_runners(

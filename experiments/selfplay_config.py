@@ -218,6 +218,24 @@ def validate(cfg: dict) -> dict:
     return cfg
 
 
+def runner_config(cfg: dict) -> dict[str, Any]:
+    """The ``VectorEnvRunner``'s config (``experiments.vector_runner``) of a run config: the
+    one mapping, so the runner's defaults are the run's (``DEFAULTS``)."""
+    r, p, lg = cfg["runners"], cfg["ppo"], cfg["league"]
+    return {
+        "tables": int(r["tables"]),
+        "game": dict(cfg["game"]),
+        "steps_per_call": int(r["steps_per_call"]),
+        "self_share": float(lg["self_share"]),
+        "pfsp_power": float(lg["pfsp_power"]),
+        "active_members": int(lg["active_members"]),
+        "gamma": float(p["gamma"]),
+        "lambda": float(p["lambda"]),
+        "seed": int(cfg["seed"]),
+        "model": dict(cfg["model"]),
+    }
+
+
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> dict:
     """Defaults <- YAML file <- overrides, validated."""
     cfg = copy.deepcopy(DEFAULTS)

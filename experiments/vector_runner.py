@@ -42,6 +42,7 @@ from ray.rllib.utils.checkpoints import Checkpointable
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
+from experiments.selfplay_config import DEFAULTS, runner_config
 from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import REST_DIM, STATE_DIM
 from guandan_env.encoding.hand_plan import PlanCache
@@ -59,18 +60,8 @@ SAMPLE_COLUMNS = (
     "advantages",
     "value_targets",
 )
-DEFAULT_RUNNER_CONFIG: dict[str, Any] = {
-    "tables": 1024,  # tables per runner, stepped in lockstep
-    "game": {"mode": "deal", "random_levels": True, "random_tribute": True},
-    "steps_per_call": 20,  # lockstep steps per sample() (x tables = game decisions)
-    "self_share": 0.5,  # share of episodes where all four seats are the learner
-    "pfsp_power": 1.0,  # PFSP weight (1 - win rate) ** power; 0 = uniform over the league
-    "active_members": 0,  # league members new matchups draw from per sample(); 0 = all
-    "gamma": 1.0,
-    "lambda": 0.95,
-    "seed": 0,
-    "model": {},  # CandidateNet config (must equal the learner's)
-}
+# the runner's keys and defaults: those of a self-play run (one source, selfplay_config)
+DEFAULT_RUNNER_CONFIG: dict[str, Any] = runner_config(DEFAULTS)
 
 
 def check_runner_config(cfg: dict | None) -> dict:
