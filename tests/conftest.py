@@ -21,7 +21,8 @@ from guandan_env.core import actions as T
 from guandan_env.core.cards import NUM_FACES, parse_card, parse_hand, parse_rank
 from guandan_env.core.choice import choose_cards
 from guandan_env.core.engine import Game
-from guandan_env.encoding.observation import OBS_SLICES, encode, game_obs_inputs
+from guandan_env.core.table_state import table_state
+from guandan_env.encoding.observation import OBS_SLICES, encode
 
 
 def hands_array(texts) -> np.ndarray:
@@ -101,7 +102,7 @@ def card_bits(counts) -> np.ndarray:
 
 
 def observation(g: Game, seat: int) -> np.ndarray:
-    return encode(game_obs_inputs(g, seat))[0]
+    return encode(table_state([g]), np.array([seat]))[0]
 
 
 def obs_parts(obs: np.ndarray) -> dict[str, np.ndarray]:

@@ -214,10 +214,10 @@ def test_vector_table_count_is_checked(n):
 def test_vector_actions_must_be_an_integer_array_of_one_per_table(actions):
     v = VectorGuandanEnv(3, seed=0)
     v.reset()
-    hands = v.hands.copy()
+    hands = v.state.hands.copy()
     with pytest.raises(ValueError, match="actions"):
         v.step(actions)
-    assert np.array_equal(v.hands, hands)
+    assert np.array_equal(v.state.hands, hands)
 
 
 # ------------------------------------------------------------------ text API

@@ -1,7 +1,7 @@
 """The AEC engine's one-table fast paths equal the general batched ones.
 
 * Observation (R-8): ``observation.encode_game`` (scalar Python, used by the AEC env) equals
-  ``observation.encode(game_obs_inputs(game, seat))`` (batched, used by the vector env) for every
+  ``observation.encode(table_state([game]), seats)`` (batched, used by the vector env) for every
   seat at every decision of random deals — with single and double tribute, resistance,
   returns and finished deals among them.
 * Masks (R-3, R-4, R-5.1, R-5.2): ``vector_mask.play_mask_one`` (bit-packed rows, the
@@ -23,7 +23,8 @@ from guandan_env.core import actions as T
 from guandan_env.core import movegen, vector_mask
 from guandan_env.core.cards import HEARTS, NUM_FACES, RJ_FACE, full_deck
 from guandan_env.core.engine import Game
-from guandan_env.encoding.observation import encode, encode_game, game_obs_inputs
+from guandan_env.core.table_state import table_state
+from guandan_env.encoding.observation import encode, encode_game
 
 LEVELS = range(13)
 HANDS_PER_LEVEL = 300
@@ -116,7 +117,7 @@ def test_r8_scalar_observation_equals_batched_encoder_at_every_decision():
             for seat in range(4):
                 fast = encode_game(g, seat)
                 assert fast.dtype == np.float32
-                np.testing.assert_array_equal(fast, encode(game_obs_inputs(g, seat))[0])
+                np.testing.assert_array_equal(fast, encode(table_state([g]), np.array([seat]))[0])
             if g.deal_over:
                 break
             mask = g.legal_mask()

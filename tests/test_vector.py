@@ -20,6 +20,7 @@ import guandan_env
 from guandan_env.core import actions as T
 from guandan_env.core import movegen
 from guandan_env.core.choice import choose_cards
+from guandan_env.core.table_state import FIELD_NAMES, table_state
 from guandan_env.core.vector_choice import batch_choose_cards
 from guandan_env.core.vector_mask import (
     play_masks_packed,
@@ -164,7 +165,9 @@ def run_equivalence(
     **config,
 ) -> int:
     """Step a vector env and one AEC env per table with the same actions; compare all
-    outputs table by table. Returns the number of finished episodes."""
+    outputs table by table, and the whole table state (every ``TableState`` field of the
+    vector env against ``table_state`` of the AEC env's ``Game``). Returns the number of
+    finished episodes."""
     v = VectorGuandanEnv(num_tables, seed=seed, **config)
     obs, mask, seat = v.reset(options=options)
     envs = []
@@ -178,6 +181,10 @@ def run_equivalence(
         for i, e in enumerate(envs):
             assert e.agent_selection == f"player_{seat[i]}", (t, i)
             o = e.observe(e.agent_selection)
+            ref_state = table_state([e.unwrapped.game])
+            for name in FIELD_NAMES:
+                want, got = getattr(ref_state, name)[0], getattr(v.state, name)[i]
+                assert np.array_equal(want, got), (t, i, name, want, got)
             assert np.array_equal(o["action_mask"].astype(bool), mask[i]), (t, i)
             assert np.array_equal(o["observation"], obs[i]), (t, i)
         actions = v.sample_actions(rng)
@@ -229,7 +236,7 @@ def test_equivalence_match_at_ace():
 def test_per_table_options():
     v = VectorGuandanEnv(2, seed=0)
     v.reset(options=[{"levels": ["A", "9"], "leveling_team": 1}, None])
-    assert v.level.tolist() == [7, 0] and v.levels[0].tolist() == [12, 7]
+    assert v.state.level.tolist() == [7, 0] and v.state.levels[0].tolist() == [12, 7]
     with pytest.raises(ValueError, match="options"):
         v.reset(options=[None])
 
@@ -261,10 +268,12 @@ def run_invariants(num_tables: int, min_deals: int, seed: int, **config) -> int:
     allowed = {1.0, 2.0, 3.0}
     while deals < min_deals:
         assert mask.any(1).all(), "an empty action mask"
-        total = v.hands.sum((1, 2), dtype=np.int64) + v.played.sum((1, 2), dtype=np.int64)
+        total = v.state.hands.sum((1, 2), dtype=np.int64) + v.state.played.sum(
+            (1, 2), dtype=np.int64
+        )
         assert (total == 108).all(), "cards not conserved (R-1.2)"
-        assert np.array_equal(v.hands.sum(2, dtype=np.int64), v.cards_left)
-        assert (v.hands.sum(1) + v.played.sum(1) == 2).all()
+        assert np.array_equal(v.state.hands.sum(2, dtype=np.int64), v.state.cards_left)
+        assert (v.state.hands.sum(1) + v.state.played.sum(1) == 2).all()
         obs, mask, seat, rewards, done, info = v.step(v.sample_actions(rng))
         ended = info["deal_over"]
         r = rewards[ended]

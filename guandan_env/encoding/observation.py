@@ -5,18 +5,18 @@ Everything a seat may know (RULES.md R-8), relative to the observing seat: relat
 partner, 3 the previous seat (opponent). Card sets are 108-wide: for each of the 54 faces
 (``cards.py`` order) two bits, "holds ≥ 1 copy" and "holds 2 copies".
 
-``encode`` works on a batch of ``B`` tables (``ObsInputs`` arrays with a leading batch
-axis): the vector env's path. ``encode_game`` encodes one ``engine.Game`` for one seat with
-scalar Python and a handful of numpy calls: the AEC env's path, because at ``B = 1`` the ~45
-numpy calls of ``encode`` cost ~75 µs against ~12 µs. Both fill the one layout below; the
-tests check them equal at every decision of random matches, for every seat.
+``encode`` works on a batch of ``B`` tables (a ``core.table_state.TableState``, arrays with a
+leading batch axis): the vector env's path. ``encode_game`` encodes one ``engine.Game`` for
+one seat with scalar Python and a handful of numpy calls: the AEC env's path, because at
+``B = 1`` the ~45 numpy calls of ``encode`` cost ~75 µs against ~12 µs. Both fill the one
+layout below; the tests check them equal at every decision of random matches, for every
+seat.
 ``OBS_SLICES`` names every slice; ``OBS_DIM`` is the total. The table in ``spec_table()`` is
 what the env docstring shows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,6 +25,7 @@ from ..core import actions as T
 from ..core.cards import NUM_FACES
 from ..core.phase import Phase
 from ..core.strength import POWER_SCALE, strength_arrays
+from ..core.table_state import TableState
 
 if TYPE_CHECKING:
     from ..core.engine import Game
@@ -84,64 +85,6 @@ def spec_table() -> str:
     return "\n".join(lines)
 
 
-@dataclass
-class ObsInputs:
-    """Batched state an observation is made from (all arrays have leading axis ``B``).
-
-    Seats are absolute here; the encoder rotates to the observer. ``-1`` marks "none".
-    """
-
-    seat: np.ndarray  # (B,) observer
-    hands: np.ndarray  # (B, 4, 54) uint8
-    played: np.ndarray  # (B, 4, 54) uint8
-    level: np.ndarray  # (B,) deal level rank index
-    levels: np.ndarray  # (B, 2) team levels
-    leveling_team: np.ndarray  # (B,) 0/1/-1
-    a_failures: np.ndarray  # (B, 2)
-    table_action: np.ndarray  # (B,) action id to beat, -1 when leading
-    table_seat: np.ndarray  # (B,)
-    table_cards: np.ndarray  # (B, 54) cards of the play to beat
-    move_in_trick: np.ndarray  # (B, 4) phase.TrickMove codes of the current trick
-    last_cards: np.ndarray  # (B, 4, 54) latest play's cards per seat (this deal)
-    finish_place: np.ndarray  # (B, 4) 0 playing, 1..4 place
-    tribute_face: np.ndarray  # (B, 4) face given by seat, -1
-    tribute_received: np.ndarray  # (B, 4) bool
-    return_face: np.ndarray  # (B, 4) face returned by seat, -1
-    return_to: np.ndarray  # (B, 4) seat the return went to, -1
-    resisted: np.ndarray  # (B,) bool
-    returning: np.ndarray  # (B,) bool: this decision is a tribute return
-    resist_jokers: np.ndarray | None = None  # (B, 4) big jokers shown to resist (R-8.2)
-
-
-def game_obs_inputs(game: Game, seat: int) -> ObsInputs:
-    """A ``Game`` as a batch of one for the batched encoder, seen from ``seat`` (the AEC
-    env uses ``encode_game``, tested equal)."""
-    following = game.phase == Phase.PLAY and game.last_action >= 0
-    tface, trecv, tret, tto = game.tribute_facts()
-    return ObsInputs(
-        seat=np.array([seat]),
-        hands=game.hands[None],
-        played=game.played[None],
-        level=np.array([game.level]),
-        levels=np.array([game.levels]),
-        leveling_team=np.array([-1 if game.leveling_team is None else game.leveling_team]),
-        a_failures=np.array([game.a_failures]),
-        table_action=np.array([game.last_action if following else -1]),
-        table_seat=np.array([game.last_seat if following else 0]),
-        table_cards=game.last_cards[None, max(game.last_seat, 0)],
-        move_in_trick=np.array([game.move_in_trick]),
-        last_cards=game.last_cards[None],
-        finish_place=np.array([game.finish_places()]),
-        tribute_face=np.array([tface]),
-        tribute_received=np.array([trecv]),
-        return_face=np.array([tret]),
-        return_to=np.array([tto]),
-        resisted=np.array([game.resisted]),
-        resist_jokers=np.array([[game.resist_jokers.count(s) for s in range(4)]]),
-        returning=np.array([game.phase == Phase.RETURN]),
-    )
-
-
 _VALUE = np.stack([strength_arrays(lv)[0] for lv in range(13)]).astype(np.int64)  # (13, A)
 _POWER = np.stack([strength_arrays(lv)[1] for lv in range(13)])
 _KIND = T.KIND.astype(np.int64)
@@ -158,20 +101,22 @@ _TG_OFF = _S["tribute_given"].start + NUM_FACES * _AR4
 _TRASH = -1  # index used for "nothing to mark": an always-zero column dropped at the end
 
 
-def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
-    """Observations ``float32 (B, OBS_DIM)``; see ``OBS_FIELDS``."""
-    b = x.seat.shape[0]
+def encode(x: TableState, seat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Observations ``float32 (B, OBS_DIM)`` of table ``i`` seen from ``seat[i]`` (absolute);
+    see ``OBS_FIELDS``. ``x`` is the tables' state (``core.table_state``), read as it is."""
+    b = seat.shape[0]
     rows = np.arange(b)[:, None]
-    rel = (x.seat[:, None] + _AR4) % 4  # (B, 4) absolute seat of relative k
+    rel = (seat[:, None] + _AR4) % 4  # (B, 4) absolute seat of relative k
     buf = np.zeros((b, OBS_DIM + 2), dtype=bool)  # last column: trash; even width (uint16 view)
-    following = x.table_action >= 0
+    following = (x.last_action >= 0) & ~x.returning  # a play to beat (R-5.2)
+    table_cards = x.last_cards[rows[:, 0], np.maximum(x.last_seat, 0)]
     hands = x.hands[rows, rel]  # (B, 4, 54)
     played = x.played[rows, rel]
     counts = np.empty((b, _CARD_SETS, NUM_FACES), dtype=np.uint8)
     counts[:, 0] = hands[:, 0]
     counts[:, 1:5] = played
     counts[:, 5] = 2 - hands[:, 0] - played[:, 0] - played[:, 1] - played[:, 2] - played[:, 3]
-    counts[:, 6] = x.table_cards * following[:, None]
+    counts[:, 6] = table_cards * following[:, None]
     counts[:, 7:10] = x.last_cards[rows, rel[:, 1:]]
     # bit pair (>= 1 copy, 2 copies) of a count c in 0..2 as one little-endian uint16:
     # c + (c >> 1) * 255 (0 -> 0x0000, 1 -> 0x0001, 2 -> 0x0101); much faster in numpy than
@@ -182,13 +127,13 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
     high = flat >> 1
     high *= 255
     pairs += high
-    ta = np.where(following, x.table_action, 0)
-    team = x.seat % 2
+    ta = np.where(following, x.last_action, 0)
+    team = seat % 2
     hot = np.empty((b, 28), dtype=np.int64)
     hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.uint8)  # at most 28 cards (R-7.1)
     hot[:, 4] = _S["table_kind"].start + _KIND[ta]
     hot[:, 5] = _S["table_value"].start + np.where(following, _VALUE[x.level, ta], NUM_KEYS)
-    hot[:, 6] = _S["table_seat"].start + np.where(following, (x.table_seat - x.seat) % 4, 4)
+    hot[:, 6] = _S["table_seat"].start + np.where(following, (x.last_seat - seat) % 4, 4)
     hot[:, 7:10] = _RM_OFF + x.move_in_trick[rows, rel[:, 1:]]
     hot[:, 10] = _S["deal_level"].start + x.level
     own_other = team[:, None] ^ _AR2  # (B, 2): own team, other team
@@ -203,9 +148,9 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
     hot[:, 20] = _S["phase"].start + np.where(x.returning, 2, following)
     tf = x.tribute_face[rows, rel]
     hot[:, 21:25] = np.where(tf >= 0, _TG_OFF + tf, _TRASH)
-    own_ret = x.return_face[rows[:, 0], x.seat]
+    own_ret = x.return_face[rows[:, 0], seat]
     hot[:, 25] = np.where(own_ret >= 0, _S["return_given"].start + own_ret, _TRASH)
-    to_me = (x.return_to == x.seat[:, None]) & (x.return_face >= 0)
+    to_me = (x.return_to == seat[:, None]) & (x.return_face >= 0)
     # at most one return reaches a seat (it received at most one tribute)
     hot[:, 26] = np.where(
         to_me.any(1),
@@ -216,11 +161,10 @@ def encode(x: ObsInputs, out: np.ndarray | None = None) -> np.ndarray:
     buf[rows, hot] = True
     buf[:, _S["tribute_received"]] = x.tribute_received[rows, rel]
     buf[:, _S["returns_made"]] = (x.return_face >= 0)[rows, rel]
-    if x.resist_jokers is not None:
-        shown = x.resist_jokers[rows, rel]  # (B, 4) rotated
-        rj = buf[:, _S["resist_jokers"]].reshape(b, 4, 2)
-        rj[..., 0] = shown >= 1
-        rj[..., 1] = shown >= 2
+    shown = x.resist_jokers[rows, rel]  # (B, 4) rotated
+    rj = buf[:, _S["resist_jokers"]].reshape(b, 4, 2)
+    rj[..., 0] = shown >= 1
+    rj[..., 1] = shown >= 2
     if out is None:
         out = np.empty((b, OBS_DIM), dtype=np.float32)
     out[:] = buf[:, :OBS_DIM].view(np.uint8)  # 0/1; faster than a bool cast
@@ -279,7 +223,8 @@ _BOMB_POWER = _S["table_bomb_power"].start
 
 def encode_game(g: Game, seat: int) -> np.ndarray:
     """Observation ``float32 (OBS_DIM,)`` of ``seat`` at table ``g``: equal to
-    ``encode(game_obs_inputs(g, seat))[0]``, computed with scalar Python (see module docstring)."""
+    ``encode(table_state([g]), np.array([seat]))[0]``, computed with scalar Python (see the
+    module docstring)."""
     following = g.phase == Phase.PLAY and g.last_action >= 0
     sets = g.counts.take(_CARD_ROWS[seat, g.last_seat if following else 4], axis=0)
     unseen = sets[_UNSEEN_SET]

@@ -99,7 +99,8 @@ def _pick(mask: np.ndarray, rng: np.random.Generator, where: str) -> int:
 
 def _play_game(deals: int, rng: np.random.Generator, tables: int) -> dict:
     from ..core.engine import Game
-    from ..encoding.observation import encode, game_obs_inputs
+    from ..core.table_state import table_state
+    from ..encoding.observation import encode
 
     decisions = 0
     for d in range(deals):
@@ -110,7 +111,7 @@ def _play_game(deals: int, rng: np.random.Generator, tables: int) -> dict:
         n = 0
         while not g.deal_over:
             where = f"Game deal {d} decision {n}"
-            check_observation(encode(game_obs_inputs(g, g.to_act)), where)
+            check_observation(encode(table_state([g]), np.array([g.to_act])), where)
             g.step(_pick(g.legal_mask(), rng, where))
             check_cards(g.hands, g.played, where)
             n += 1
@@ -168,7 +169,9 @@ def _play_vector(deals: int, rng: np.random.Generator, tables: int) -> dict:
         steps += 1
         decisions += tables
         _check_decisions(int(steps.max()), where)
-        check_cards(env.hands, env.played, where)  # a done table already holds its next deal
+        check_cards(
+            env.state.hands, env.state.played, where
+        )  # a done table already holds its next deal
         for t in np.flatnonzero(done):
             check_deal_rewards(rewards[t], f"{where}, table {t}")
             done_deals += 1

@@ -60,6 +60,7 @@ from ..core import validate
 from ..core.engine import Game
 from ..core.illegal import IllegalActionError, illegal_action_error
 from ..core.phase import Phase, TrickMove
+from ..core.table_state import FIELD_NAMES, TableState, table_state
 from ..core.vector_choice import batch_choose_cards
 from ..core.vector_mask import (
     MASK_BYTES,
@@ -69,7 +70,7 @@ from ..core.vector_mask import (
     sample_packed,
 )
 from ..core.vector_mask import unpack_masks as _unpack
-from ..encoding.observation import OBS_DIM, ObsInputs, encode
+from ..encoding.observation import OBS_DIM, encode
 from .scenario import check_config, check_options, start_scenario
 
 MAX_TABLES = 1 << 18  # ~10 KiB of buffers per table: a larger batch is almost surely a typo
@@ -153,37 +154,8 @@ class VectorGuandanEnv:
 
     # ------------------------------------------------------------------ state
     def _alloc(self) -> None:
-        b = self.num_tables
-        z = np.zeros
-        self.hands = z((b, 4, 54), dtype=np.uint8)
-        self.played = z((b, 4, 54), dtype=np.uint8)
-        self.last_cards = z((b, 4, 54), dtype=np.uint8)
-        self.cards_left = z((b, 4), dtype=np.int64)
-        self.level = z(b, dtype=np.int64)
-        self.levels = z((b, 2), dtype=np.int64)
-        self.leveling_team = z(b, dtype=np.int64)
-        self.a_failures = z((b, 2), dtype=np.int64)
-        self.to_act = z(b, dtype=np.int64)
-        self.leader = z(b, dtype=np.int64)
-        self.returning = z(b, dtype=bool)
-        self.last_action = z(b, dtype=np.int64)
-        self.last_seat = z(b, dtype=np.int64)
-        self.passes = z(b, dtype=np.int64)
-        self.move_in_trick = z((b, 4), dtype=np.int64)
-        self.finish_place = z((b, 4), dtype=np.int64)
-        self.finish_order = z((b, 4), dtype=np.int64)
-        self.num_finished = z(b, dtype=np.int64)
-        self.tribute_face = z((b, 4), dtype=np.int64)
-        self.tribute_received = z((b, 4), dtype=bool)
-        self.return_face = z((b, 4), dtype=np.int64)
-        self.return_to = z((b, 4), dtype=np.int64)
-        self.resisted = z(b, dtype=bool)
-        self.resist_jokers = z((b, 4), dtype=np.int64)  # big jokers shown per seat (R-8.2)
-        self.pending_receiver = z((b, 2), dtype=np.int64)
-        self.pending_giver = z((b, 2), dtype=np.int64)
-        self.num_pending = z(b, dtype=np.int64)
-        self.returns_done = z(b, dtype=np.int64)
-        self.masks_packed = z((b, MASK_BYTES // 8), dtype=np.uint64)
+        self.state = TableState.zeros(self.num_tables)  # every table's deal (core.table_state)
+        self.masks_packed = np.zeros((self.num_tables, MASK_BYTES // 8), dtype=np.uint64)
 
     def game(self, table: int) -> Game:
         """The table's ``Game`` as of its current deal's start (match state, levels, RNG).
@@ -232,7 +204,7 @@ class VectorGuandanEnv:
         self.timers["reset"] += self.clock() - t0
         self._ready = True
         mask = self._masks()
-        return self._observe(), mask, self.to_act.copy()
+        return self._observe(), mask, self.state.to_act.copy()
 
     def _new_episode(self, i: int) -> Game:
         game_seed = int(self._episode_rngs[i].integers(2**63))
@@ -241,47 +213,12 @@ class VectorGuandanEnv:
         return g
 
     def _load(self, idx: np.ndarray, games: list[Game]) -> None:
-        """Copy the freshly started deals of ``games`` into the batch arrays at ``idx``."""
+        """Copy the freshly started deals of ``games`` into the tables at ``idx``."""
         if len(games) == 0:
             return
-        self.hands[idx] = np.stack([g.hands for g in games])
-        self.played[idx] = 0
-        self.last_cards[idx] = 0
-        self.cards_left[idx] = self.hands[idx].sum(2, dtype=np.int64)
-        self.level[idx] = [g.level for g in games]
-        self.levels[idx] = [g.levels for g in games]
-        self.leveling_team[idx] = [
-            -1 if g.leveling_team is None else g.leveling_team for g in games
-        ]
-        self.a_failures[idx] = [g.a_failures for g in games]
-        self.to_act[idx] = [g.to_act for g in games]
-        self.leader[idx] = [g.leader for g in games]
-        self.returning[idx] = [g.phase == Phase.RETURN for g in games]
-        self.last_action[idx] = -1
-        self.last_seat[idx] = -1
-        self.passes[idx] = 0
-        self.move_in_trick[idx] = TrickMove.NONE
-        self.finish_place[idx] = 0
-        self.finish_order[idx] = -1
-        self.tribute_face[idx] = -1
-        self.tribute_received[idx] = False
-        self.return_face[idx] = -1
-        self.return_to[idx] = -1
-        self.resisted[idx] = [g.resisted for g in games]
-        self.resist_jokers[idx] = [[g.resist_jokers.count(s) for s in range(4)] for g in games]
-        self.num_pending[idx] = [len(g.pending_returns) for g in games]
-        self.returns_done[idx] = 0
-        for b, g in zip(idx.tolist(), games, strict=True):
-            for k, s in enumerate(g.finish_order):  # scenario hands may start empty
-                self.finish_order[b, k] = s
-                self.finish_place[b, s] = k + 1
-            self.num_finished[b] = len(g.finish_order)
-            for t in g.tributes:
-                self.tribute_face[b, t.giver] = t.face
-                self.tribute_received[b, t.receiver] = True
-            for k, ti in enumerate(g.pending_returns):
-                self.pending_receiver[b, k] = g.tributes[ti].receiver
-                self.pending_giver[b, k] = g.tributes[ti].giver
+        new = table_state(games)
+        for name in FIELD_NAMES:
+            getattr(self.state, name)[idx] = getattr(new, name)
 
     # ------------------------------------------------------------------ step
     def step(self, actions: np.ndarray):
@@ -307,11 +244,11 @@ class VectorGuandanEnv:
             if self.config["illegal_action"] == "raise":
                 raise self._illegal_error(int(np.flatnonzero(illegal)[0]), a)
             bad = np.flatnonzero(illegal)
-            rewards[bad, self.to_act[bad]] = float(self.config["illegal_penalty"])
+            rewards[bad, self.state.to_act[bad]] = float(self.config["illegal_penalty"])
             done[bad] = True
         ok = ~illegal
-        ret = np.flatnonzero(self.returning & ok)
-        play = ~self.returning & ok
+        ret = np.flatnonzero(self.state.returning & ok)
+        play = ~self.state.returning & ok
         is_pass = a == T.PASS_ACTION
         if ret.size:
             self._apply_returns(ret, a[ret])
@@ -335,7 +272,7 @@ class VectorGuandanEnv:
         self.timers["step"] += t1 - t0
         self.timers["reset"] += t2 - t1
         mask = self._masks()
-        return self._observe(), mask, self.to_act.copy(), rewards, done, info
+        return self._observe(), mask, self.state.to_act.copy(), rewards, done, info
 
     def is_legal(self, actions: np.ndarray) -> np.ndarray:
         """``bool (B,)``: is each table's action in its current mask."""
@@ -346,94 +283,100 @@ class VectorGuandanEnv:
         return inside & ((byte >> (7 - (ac & 7))) & 1).astype(bool)
 
     def _illegal_error(self, i: int, a: np.ndarray) -> IllegalActionError:
-        seat = int(self.to_act[i])
-        phase = Phase.RETURN if self.returning[i] else Phase.PLAY
-        hand, level, last = self.hands[i], int(self.level[i]), int(self.last_action[i])
+        seat = int(self.state.to_act[i])
+        phase = Phase.RETURN if self.state.returning[i] else Phase.PLAY
+        hand, level, last = (
+            self.state.hands[i],
+            int(self.state.level[i]),
+            int(self.state.last_action[i]),
+        )
         return illegal_action_error(int(a[i]), seat, phase, hand, level, last, table=i)
 
     def _apply_returns(self, idx: np.ndarray, acts: np.ndarray) -> None:
         """Tribute returns (R-7.1/R-7.2): the receiver hands the face back to its giver."""
-        seat = self.to_act[idx]
+        seat = self.state.to_act[idx]
         face = _RETURN_FACE[acts]
-        k = self.returns_done[idx]
-        giver = self.pending_giver[idx, k]
-        self.hands[idx, seat, face] -= 1
-        self.hands[idx, giver, face] += 1
-        self.cards_left[idx, seat] -= 1
-        self.cards_left[idx, giver] += 1
-        self.return_face[idx, seat] = face
-        self.return_to[idx, seat] = giver
+        k = self.state.returns_done[idx]
+        giver = self.state.pending_giver[idx, k]
+        self.state.hands[idx, seat, face] -= 1
+        self.state.hands[idx, giver, face] += 1
+        self.state.cards_left[idx, seat] -= 1
+        self.state.cards_left[idx, giver] += 1
+        self.state.return_face[idx, seat] = face
+        self.state.return_to[idx, seat] = giver
         k = k + 1
-        self.returns_done[idx] = k
-        more = k < self.num_pending[idx]
-        nxt = self.pending_receiver[idx, np.minimum(k, 1)]
-        self.to_act[idx] = np.where(more, nxt, self.leader[idx])  # R-7.4 leader after returns
-        self.returning[idx] = more
+        self.state.returns_done[idx] = k
+        more = k < self.state.num_pending[idx]
+        nxt = self.state.pending_receiver[idx, np.minimum(k, 1)]
+        self.state.to_act[idx] = np.where(
+            more, nxt, self.state.deal_leader[idx]
+        )  # R-7.4 leader after returns
+        self.state.returning[idx] = more
 
     def _active_bits(self, idx: np.ndarray) -> np.ndarray:
-        return (self.finish_place[idx] == 0).astype(np.int64) @ _SEAT_BITS
+        return (self.state.finish_place[idx] == 0).astype(np.int64) @ _SEAT_BITS
 
     def _apply_plays(self, idx: np.ndarray, acts: np.ndarray) -> np.ndarray:
         """Plays (R-5): cards leave the hand, the trick state moves, seats finish (R-6.1).
         Returns the tables whose deal ended (R-6.2)."""
-        seat = self.to_act[idx]
-        hand = self.hands[idx, seat]
-        cards = batch_choose_cards(hand, self.level[idx], acts)
-        self.hands[idx, seat] = hand - cards
-        self.played[idx, seat] += cards
-        self.last_cards[idx, seat] = cards
-        self.move_in_trick[idx, seat] = TrickMove.PLAYED
-        self.last_action[idx] = acts
-        self.last_seat[idx] = seat
-        self.passes[idx] = 0
-        left = self.cards_left[idx, seat] - _SIZE[acts]
-        self.cards_left[idx, seat] = left
+        seat = self.state.to_act[idx]
+        hand = self.state.hands[idx, seat]
+        cards = batch_choose_cards(hand, self.state.level[idx], acts)
+        self.state.hands[idx, seat] = hand - cards
+        self.state.played[idx, seat] += cards
+        self.state.last_cards[idx, seat] = cards
+        self.state.move_in_trick[idx, seat] = TrickMove.PLAYED
+        self.state.last_action[idx] = acts
+        self.state.last_seat[idx] = seat
+        self.state.passes[idx] = 0
+        left = self.state.cards_left[idx, seat] - _SIZE[acts]
+        self.state.cards_left[idx, seat] = left
         ended = idx[:0]
         out = np.flatnonzero(left == 0)
         if out.size:
             ob, os = idx[out], seat[out]
-            k = self.num_finished[ob]
-            self.finish_order[ob, k] = os
-            self.finish_place[ob, os] = k + 1
+            k = self.state.num_finished[ob]
+            self.state.finish_order[ob, k] = os
+            self.state.finish_place[ob, os] = k + 1
             k = k + 1
-            self.num_finished[ob] = k
-            fo = self.finish_order[ob]
+            self.state.num_finished[ob] = k
+            fo = self.state.finish_order[ob]
             double = (k >= 2) & (fo[:, 0] % 2 == fo[:, 1] % 2)
             ended = ob[double | (k >= 3)]
-        self.to_act[idx] = _NEXT_ACTIVE[seat, self._active_bits(idx)]
+        self.state.to_act[idx] = _NEXT_ACTIVE[seat, self._active_bits(idx)]
         return ended
 
     def _apply_passes(self, idx: np.ndarray) -> None:
         """Passes (R-5.2); a trick ends when every other active seat passed (R-5.3), with
         wind to the partner if the last player is out (R-5.4)."""
-        seat = self.to_act[idx]
-        self.move_in_trick[idx, seat] = TrickMove.PASSED
-        p = self.passes[idx] + 1
-        self.passes[idx] = p
-        active = self.finish_place[idx] == 0
-        ls = self.last_seat[idx]
+        seat = self.state.to_act[idx]
+        self.state.move_in_trick[idx, seat] = TrickMove.PASSED
+        p = self.state.passes[idx] + 1
+        self.state.passes[idx] = p
+        active = self.state.finish_place[idx] == 0
+        ls = self.state.last_seat[idx]
         rows = np.arange(idx.size)
         others = active.sum(1) - active[rows, ls]
         over = p >= others
         if over.any():
             ob, w = idx[over], ls[over]
             lead = np.where(active[rows[over], w], w, (w + 2) % 4)
-            self.last_action[ob] = -1
-            self.last_seat[ob] = -1
-            self.passes[ob] = 0
-            self.move_in_trick[ob] = TrickMove.NONE
-            self.to_act[ob] = lead
+            self.state.last_action[ob] = -1
+            self.state.last_seat[ob] = -1
+            self.state.passes[ob] = 0
+            self.state.move_in_trick[ob] = TrickMove.NONE
+            self.state.to_act[ob] = lead
         go = ~over
         if go.any():
             nb = idx[go]
             bits = active[go].astype(np.int64) @ _SEAT_BITS
-            self.to_act[nb] = _NEXT_ACTIVE[seat[go], bits]
+            self.state.to_act[nb] = _NEXT_ACTIVE[seat[go], bits]
 
     def _end_deal(self, i: int, rewards: np.ndarray, done: np.ndarray, info: dict) -> Game:
         """Settle table ``i``'s deal with the engine (R-6), fill its outputs, and start what
         follows: the match's next deal, or a new episode. Returns the game to load."""
         g = self._games[i]
-        g.finish_order = [int(s) for s in self.finish_order[i, : self.num_finished[i]]]
+        g.finish_order = [int(s) for s in self.state.finish_order[i, : self.state.num_finished[i]]]
         if not g.finish_deal():  # pragma: no cover - the arrays decided it ended
             raise RuntimeError(f"table {i}: deal end mismatch with the engine")
         res = g.result
@@ -457,11 +400,11 @@ class VectorGuandanEnv:
         t0 = self.clock()
         b = self.num_tables
         rows = np.arange(b)
-        counts = self.hands[rows, self.to_act]
-        packed = play_masks_packed(counts, self.level, self.last_action)
-        ret = np.flatnonzero(self.returning)
+        counts = self.state.hands[rows, self.state.to_act]
+        packed = play_masks_packed(counts, self.state.level, self.state.last_action)
+        ret = np.flatnonzero(self.state.returning)
         if ret.size:
-            packed[ret] = pack_masks(return_masks(counts[ret], self.level[ret]))
+            packed[ret] = pack_masks(return_masks(counts[ret], self.state.level[ret]))
         self.masks_packed = packed
         mask = _unpack(packed)
         self.timers["mask"] += self.clock() - t0
@@ -469,32 +412,7 @@ class VectorGuandanEnv:
 
     def _observe(self) -> np.ndarray:
         t0 = self.clock()
-        b = self.num_tables
-        rows = np.arange(b)
-        following = self.last_action >= 0
-        x = ObsInputs(
-            seat=self.to_act,
-            hands=self.hands,
-            played=self.played,
-            level=self.level,
-            levels=self.levels,
-            leveling_team=self.leveling_team,
-            a_failures=self.a_failures,
-            table_action=self.last_action,
-            table_seat=np.where(following, self.last_seat, 0),
-            table_cards=self.last_cards[rows, np.maximum(self.last_seat, 0)],
-            move_in_trick=self.move_in_trick,
-            last_cards=self.last_cards,
-            finish_place=self.finish_place,
-            tribute_face=self.tribute_face,
-            tribute_received=self.tribute_received,
-            return_face=self.return_face,
-            return_to=self.return_to,
-            resisted=self.resisted,
-            returning=self.returning,
-            resist_jokers=self.resist_jokers,
-        )
-        obs = encode(x, out=self._obs_buf)
+        obs = encode(self.state, self.state.to_act, out=self._obs_buf)
         self.timers["obs"] += self.clock() - t0
         return obs
 
