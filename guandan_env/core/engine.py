@@ -64,6 +64,19 @@ class DealResult:
     deal_level: int
     match_winner: int | None = None
     a_failure_team: int | None = None
+    levels: tuple[int, int] = (0, 0)  # both teams' levels after this deal settled them
+
+    def info(self) -> dict:
+        """The AEC env's ``infos[agent]["deal_result"]`` (JSON-ready; level ranks as text)."""
+        return {
+            "order": list(self.order),
+            "winner_team": self.winner_team,
+            "gain": self.gain,
+            "double_down": self.double_down,
+            "levels": list(self.levels),
+            "deal_level": RANK_TEXT[self.deal_level],
+            "match_winner": self.match_winner,
+        }
 
     def rewards(self, match_win_bonus: float = 0.0) -> np.ndarray:
         """Per-seat deal reward: ±gain, zero-sum between teams (DESIGN.md), plus
@@ -409,6 +422,7 @@ class Game:
             deal_level=self.level,
         )
         self._settle_levels(self.result)
+        self.result.levels = (int(self.levels[0]), int(self.levels[1]))
         self.phase = Phase.MATCH_OVER if self.match_over else Phase.DEAL_OVER
         return True
 

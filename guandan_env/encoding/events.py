@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ..core import actions as T
 from ..core.api import action_text
 from ..core.cards import RANK_TEXT, format_cards
+from ..core.engine import DealResult
 
 
 @dataclass(frozen=True)
@@ -98,19 +99,16 @@ class Returned:
 
 @dataclass(frozen=True)
 class DealEnded:
-    """The deal was decided (R-6.2): finishing order, winner, levels after settling."""
+    """The deal was decided (R-6.2): its ``engine.DealResult`` (order, winner, gain, the
+    levels after settling, the match winner)."""
 
-    order: tuple[int, ...]
-    winner_team: int
-    gain: int
-    double_down: bool
-    levels: tuple[int, int]
-    match_winner: int | None
+    result: DealResult
 
     def text(self, viewer: int | None = None) -> str:
+        r = self.result
         return (
-            f"deal over: order {list(self.order)}, team {self.winner_team} +{self.gain}; levels "
-            f"{RANK_TEXT[self.levels[0]]}/{RANK_TEXT[self.levels[1]]}"
+            f"deal over: order {list(r.order)}, team {r.winner_team} +{r.gain}; levels "
+            f"{RANK_TEXT[r.levels[0]]}/{RANK_TEXT[r.levels[1]]}"
         )
 
 

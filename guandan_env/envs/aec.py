@@ -321,25 +321,8 @@ class raw_env(AECEnv):
         r = res.rewards(float(self.config["match_win_bonus"]))
         for i, ag in enumerate(AGENTS):
             self.rewards[ag] = float(r[i])
-            self.infos[ag]["deal_result"] = {
-                "order": res.order,
-                "winner_team": res.winner_team,
-                "gain": res.gain,
-                "double_down": res.double_down,
-                "levels": list(g.levels),
-                "deal_level": RANK_TEXT[res.deal_level],
-                "match_winner": res.match_winner,
-            }
-        self.events.append(
-            DealEnded(
-                order=tuple(res.order),
-                winner_team=res.winner_team,
-                gain=res.gain,
-                double_down=res.double_down,
-                levels=(int(g.levels[0]), int(g.levels[1])),
-                match_winner=res.match_winner,
-            )
-        )
+            self.infos[ag]["deal_result"] = res.info()
+        self.events.append(DealEnded(res))
         if self.config["mode"] == "deal":
             self.terminations = dict.fromkeys(AGENTS, True)
         elif g.match_over:
