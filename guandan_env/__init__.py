@@ -24,7 +24,7 @@ __all__ = [
     "raw_env",
     "VectorGuandanEnv",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str):
