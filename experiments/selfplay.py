@@ -12,10 +12,11 @@ One run, all inside ``stop.time_s`` (the warm start counts):
    the BC policy, annealed to 0 over ``anchor.decay_samples``) and joins the league.
 2. **PPO** (``experiments.candidate_ppo.GuandanPPO``) fed by ``VectorEnvRunner``s: each runner
    plays ``runners.tables`` tables in lockstep, every seat with one batched forward pass per
-   policy; half the episodes (``league.self_share``) are pure self-play, the rest meet a
-   league member (frozen snapshots taken every ``league.snapshot_every`` iterations, and the
-   BC net) drawn by prioritised fictitious self-play. With remote runners, sampling overlaps
-   learning.
+   policy; a share ``league.self_share`` of the episodes (all, by default) is pure
+   self-play, the rest meet a league member (frozen snapshots taken every
+   ``league.snapshot_every`` iterations, and the BC net) drawn by prioritised fictitious
+   self-play. With remote runners, sampling overlaps learning; ``learners.num`` spreads the
+   update over Learner actors (``experiments.selfplay_rllib``).
 3. **Evaluation beside training**: every ``eval.every_s`` seconds a Ray task plays the
    current greedy policy against ``eval.opponents`` in duplicate deals; its result is logged
    when ready (tagged with the samples and time at which the weights were taken). After
@@ -44,103 +45,9 @@ import numpy as np
 
 from experiments.selfplay_config import DEFAULT_CONFIG_FILE, load_config, save_config
 from experiments.selfplay_log import fmt_count, fmt_eval, fmt_time, progress_line
+from experiments.selfplay_rllib import build_algo_config, init_ray
 
 BC_ANCHOR = "bc"
-
-
-def quiet_ray_env() -> None:
-    """Environment for a quiet Ray start (no usage stats, auth prompts or log walls)."""
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    os.environ.setdefault("RAY_DEDUP_LOGS", "1")
-    os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
-    os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
-
-
-def init_ray(rc: dict) -> None:
-    quiet_ray_env()
-    import ray
-
-    logging.getLogger("ray").setLevel(logging.ERROR)
-    if ray.is_initialized():
-        return
-    kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR}
-    if rc.get("address"):
-        ray.init(address=rc["address"], **kwargs)
-    else:
-        ray.init(
-            address="local",  # a new instance, even if `ray start` ran on this machine
-            num_cpus=int(rc["num_cpus"]),
-            object_store_memory=int(rc["object_store_mb"]) * 2**20,
-            **kwargs,
-        )
-
-
-def build_algo_config(cfg: dict):
-    """The RLlib config of a run (``GuandanPPO`` + ``VectorEnvRunner`` + candidate module)."""
-    import gymnasium as gym
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-
-    from experiments.candidate_ppo import CandidatePPOLearner, CandidatePPOModule, GuandanPPO
-    from experiments.selfplay_config import runner_config
-    from experiments.vector_runner import VectorEnvRunner
-    from guandan_env.core.actions import NUM_ACTIONS
-    from guandan_env.encoding.observation import OBS_DIM
-
-    r, p = cfg["runners"], cfg["ppo"]
-    num = int(r["num"])
-    obs_space = gym.spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32)
-    config = (
-        PPOConfig(algo_class=GuandanPPO)
-        .environment(
-            env=None,
-            observation_space=obs_space,
-            action_space=gym.spaces.Discrete(NUM_ACTIONS),
-            env_config=runner_config(cfg),
-            disable_env_checking=True,
-        )
-        .env_runners(
-            env_runner_cls=VectorEnvRunner,
-            num_env_runners=num,
-            num_cpus_per_env_runner=1 if num else 0,
-            sample_timeout_s=600.0,
-            # sample() requests queued per runner, plus a weights and a league update
-            max_requests_in_flight_per_env_runner=int(r["sample_ahead"]),
-        )
-        # a failed runner stops the run with its error (no silent restart; this also keeps
-        # Ray from warning about restartable actors at every start)
-        .fault_tolerance(restart_failed_env_runners=False)
-        .learners(
-            learner_class=CandidatePPOLearner,
-            num_learners=int(cfg["learners"]["num"]),
-            num_cpus_per_learner=float(cfg["learners"]["cpus_each"]),
-        )
-        .rl_module(
-            rl_module_spec=RLModuleSpec(
-                module_class=CandidatePPOModule, model_config=dict(cfg["model"])
-            )
-        )
-        .training(
-            lr=float(p["lr"]),
-            gamma=float(p["gamma"]),
-            lambda_=float(p["lambda"]),
-            train_batch_size_per_learner=int(r["steps_per_call"] * r["tables"]) * max(num, 1),
-            minibatch_size=int(p["minibatch_size"]),
-            num_epochs=int(p["num_epochs"]),
-            clip_param=float(p["clip_param"]),
-            vf_loss_coeff=float(p["vf_loss_coeff"]),
-            entropy_coeff=float(p["entropy_coeff"]),
-            use_kl_loss=False,
-            grad_clip=None if p["grad_clip"] is None else float(p["grad_clip"]),
-        )
-        .reporting(metrics_num_episodes_for_smoothing=1)
-        .debugging(seed=int(cfg["seed"]), log_level="ERROR")
-    )
-    # The runners have no connector states to merge; RLlib's sync of them after each step
-    # would wait for the in-flight sample and undo the overlap of sampling and learning.
-    config._dont_auto_sync_env_runner_states = True
-    return config
 
 
 def _evaluate_task(

@@ -235,7 +235,7 @@ RUNNER_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    from experiments.selfplay import build_algo_config, init_ray
+    from experiments.selfplay_rllib import build_algo_config, init_ray
     from experiments.selfplay_config import load_config
     from ray.rllib.core import COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 
@@ -631,7 +631,7 @@ def test_a_non_finite_update_is_skipped_and_counted():
     optimizer step (weights unchanged, counted); finite gradients step."""
     from ray.rllib.core import DEFAULT_MODULE_ID
 
-    from experiments.selfplay import build_algo_config
+    from experiments.selfplay_rllib import build_algo_config
 
     c = build_algo_config(load_config(REPO / "configs" / "smoke.yaml"))
     spaces = {"__env__": (c.observation_space, c.action_space)}
