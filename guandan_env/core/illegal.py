@@ -1,7 +1,7 @@
 """Why an action is illegal: one decision procedure and one error type for every engine.
 
-``why_illegal`` reads only the facts legality depends on (phase, the acting hand, the level,
-the play to beat), so ``Game``, the vector env and the AEC env share it; ``IllegalActionError``
+``why_illegal`` reads only the facts legality depends on (phase, the acting hand, the level;
+an action the hand could lead but may not play now fails to beat the table), so ``Game``, the vector env and the AEC env share it; ``IllegalActionError``
 (a ``ValueError``) carries the answer as data — ``action``, ``seat``, ``reason``, ``rule`` and,
 in the vector env, ``table`` — and a sentence built from it by ``illegal_action_error``.
 """
@@ -54,7 +54,7 @@ class IllegalActionError(ValueError):
         )
 
 
-def why_illegal(action: int, phase: Phase, hand: np.ndarray, level: int, last_action: int) -> str:
+def why_illegal(action: int, phase: Phase, hand: np.ndarray, level: int) -> str:
     """The reason code (a key of ``REASONS``) why ``action`` is not legal now; call it only
     for an action the legal mask refuses."""
     if not 0 <= action < T.NUM_ACTIONS:
@@ -83,7 +83,7 @@ def illegal_action_error(
     table: int | None = None,
 ) -> IllegalActionError:
     """The error for an illegal ``action`` by ``seat``, worded for people."""
-    reason = why_illegal(action, phase, hand, level, last_action)
+    reason = why_illegal(action, phase, hand, level)
     rule, why = REASONS[reason]
     table_text = action_text(last_action, level) if last_action >= 0 else ""
     why = why.format(max_id=T.NUM_ACTIONS - 1, seat=seat, table=table_text)
