@@ -1,9 +1,10 @@
 """Why an action is illegal: one decision procedure and one error type for every engine.
 
 ``why_illegal`` reads only the facts legality depends on (phase, the acting hand, the level;
-an action the hand could lead but may not play now fails to beat the table), so ``Game``, the vector env and the AEC env share it; ``IllegalActionError``
-(a ``ValueError``) carries the answer as data — ``action``, ``seat``, ``reason``, ``rule`` and,
-in the vector env, ``table`` — and a sentence built from it by ``illegal_action_error``.
+a play the hand could lead but may not make now fails to beat the table), so ``Game``, the
+vector env and the AEC env share it. ``IllegalActionError`` (a ``ValueError``) carries the
+answer as data — ``action``, ``seat``, ``reason``, ``rule`` and, in the vector env,
+``table`` — and a sentence built from it by ``illegal_action_error``.
 """
 
 from __future__ import annotations
