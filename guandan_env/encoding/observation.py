@@ -195,6 +195,9 @@ _CARD_ROWS = np.array(
     ],
     dtype=np.intp,
 )
+
+# enum members as module constants: ``Phase.X`` costs ~180 ns a lookup in Python 3.11
+_PLAY, _RETURN = Phase.PLAY, Phase.RETURN
 _VALUE_L = _VALUE.tolist()
 _POWER_L = _POWER.tolist()
 _KIND_L = T.KIND.tolist()
@@ -225,7 +228,7 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     """Observation ``float32 (OBS_DIM,)`` of ``seat`` at table ``g``: equal to
     ``encode(table_state([g]), np.array([seat]))[0]``, computed with scalar Python (see the
     module docstring)."""
-    following = g.phase == Phase.PLAY and g.last_action >= 0
+    following = g.phase == _PLAY and g.last_action >= 0
     sets = g.counts.take(_CARD_ROWS[seat, g.last_seat if following else 4], axis=0)
     unseen = sets[_UNSEEN_SET]
     np.subtract(_TWOS, np.add.reduce(sets[:_UNSEEN_SET], 0, dtype=np.uint8), out=unseen)
@@ -267,7 +270,7 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
         _LEVELING + (2 if lt is None else int(lt != team)),
         _A_FAIL + min(af[team], 2),
         _A_FAIL + 3 + min(af[1 - team], 2),
-        _PHASE + (2 if g.phase == Phase.RETURN else int(following)),
+        _PHASE + (2 if g.phase == _RETURN else int(following)),
         *table,
     ]
     for t in g.tributes:  # tribute facts (R-7, R-8.2); at most two tributes

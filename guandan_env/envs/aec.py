@@ -82,6 +82,9 @@ from .scenario import (  # noqa: F401
     start_scenario,
 )
 
+# enum members as module constants: ``Phase.X`` costs ~180 ns a lookup in Python 3.11
+_PLAY, _RETURN = Phase.PLAY, Phase.RETURN
+
 __doc__ = __doc__.replace("{spec}", spec_table())
 
 AGENTS = [f"player_{i}" for i in range(4)]
@@ -94,7 +97,7 @@ class SeatView:
     seat: int
     level: int
     hand: np.ndarray  # uint8[54] face counts (a copy)
-    phase: Phase  # Phase.PLAY or Phase.RETURN
+    phase: Phase  # _PLAY or _RETURN
     table_action: int  # play to beat, -1 when leading
     table_seat: int  # absolute seat that made it, -1 when leading
     cards_left: list[int]  # per absolute seat
@@ -132,7 +135,7 @@ class SeatView:
 
 
 def seat_view(game: Game, seat: int) -> SeatView:
-    following = game.phase == Phase.PLAY and game.last_action >= 0
+    following = game.phase == _PLAY and game.last_action >= 0
     return SeatView(
         seat=seat,
         level=game.level,
@@ -222,7 +225,7 @@ class raw_env(AECEnv):
             level=RANK_TEXT[g.level],
             table=(
                 action_text(g.last_action, g.level)
-                if g.phase == Phase.PLAY and g.last_action >= 0
+                if g.phase == _PLAY and g.last_action >= 0
                 else None
             ),
         )
@@ -291,7 +294,7 @@ class raw_env(AECEnv):
                 self.infos[ag]["illegal_action"] = agent
             self._accumulate_rewards()
             return
-        returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == Phase.RETURN else None
+        returning_to = g.tributes[g.pending_returns[0]].giver if g.phase == _RETURN else None
         level = g.level
         faces = g.step(a, self._mask)
         infos = self.infos
@@ -364,7 +367,7 @@ class raw_env(AECEnv):
             place = f" (finished {g.finish_order.index(s) + 1})" if s in g.finish_order else ""
             hand = format_hand(g.hands[s], g.level, mark_wild=True)
             out.append(f"{mark} seat {s} [team {s % 2}] {n:2d} cards{place}: {hand}")
-        if g.phase == Phase.PLAY and g.last_action >= 0:
+        if g.phase == _PLAY and g.last_action >= 0:
             out.append(f"table: seat {g.last_seat} {action_text(g.last_action, g.level)}")
         out.append("recent:")
         out += ["  " + line for line in self.log[-8:]]  # the omniscient view
