@@ -223,6 +223,7 @@ class VectorGuandanEnv:
     # ------------------------------------------------------------------ step
     def step(self, actions: np.ndarray):
         """Apply one action per table → ``(obs, mask, seat, rewards, done, info)``."""
+        st = self.state
         if not self._ready:
             raise ValueError("call reset() before step()")
         b = self.num_tables
@@ -244,11 +245,11 @@ class VectorGuandanEnv:
             if self.config["illegal_action"] == "raise":
                 raise self._illegal_error(int(np.flatnonzero(illegal)[0]), a)
             bad = np.flatnonzero(illegal)
-            rewards[bad, self.state.to_act[bad]] = float(self.config["illegal_penalty"])
+            rewards[bad, st.to_act[bad]] = float(self.config["illegal_penalty"])
             done[bad] = True
         ok = ~illegal
-        ret = np.flatnonzero(self.state.returning & ok)
-        play = ~self.state.returning & ok
+        ret = np.flatnonzero(st.returning & ok)
+        play = ~st.returning & ok
         is_pass = a == T.PASS_ACTION
         if ret.size:
             self._apply_returns(ret, a[ret])
@@ -272,7 +273,7 @@ class VectorGuandanEnv:
         self.timers["step"] += t1 - t0
         self.timers["reset"] += t2 - t1
         mask = self._masks()
-        return self._observe(), mask, self.state.to_act.copy(), rewards, done, info
+        return self._observe(), mask, st.to_act.copy(), rewards, done, info
 
     def is_legal(self, actions: np.ndarray) -> np.ndarray:
         """``bool (B,)``: is each table's action in its current mask."""
@@ -283,35 +284,35 @@ class VectorGuandanEnv:
         return inside & ((byte >> (7 - (ac & 7))) & 1).astype(bool)
 
     def _illegal_error(self, i: int, a: np.ndarray) -> IllegalActionError:
-        seat = int(self.state.to_act[i])
-        phase = Phase.RETURN if self.state.returning[i] else Phase.PLAY
+        st = self.state
+        seat = int(st.to_act[i])
+        phase = Phase.RETURN if st.returning[i] else Phase.PLAY
         hand, level, last = (
-            self.state.hands[i],
-            int(self.state.level[i]),
-            int(self.state.last_action[i]),
+            st.hands[i],
+            int(st.level[i]),
+            int(st.last_action[i]),
         )
         return illegal_action_error(int(a[i]), seat, phase, hand, level, last, table=i)
 
     def _apply_returns(self, idx: np.ndarray, acts: np.ndarray) -> None:
         """Tribute returns (R-7.1/R-7.2): the receiver hands the face back to its giver."""
-        seat = self.state.to_act[idx]
+        st = self.state
+        seat = st.to_act[idx]
         face = _RETURN_FACE[acts]
-        k = self.state.returns_done[idx]
-        giver = self.state.pending_giver[idx, k]
-        self.state.hands[idx, seat, face] -= 1
-        self.state.hands[idx, giver, face] += 1
-        self.state.cards_left[idx, seat] -= 1
-        self.state.cards_left[idx, giver] += 1
-        self.state.return_face[idx, seat] = face
-        self.state.return_to[idx, seat] = giver
+        k = st.returns_done[idx]
+        giver = st.pending_giver[idx, k]
+        st.hands[idx, seat, face] -= 1
+        st.hands[idx, giver, face] += 1
+        st.cards_left[idx, seat] -= 1
+        st.cards_left[idx, giver] += 1
+        st.return_face[idx, seat] = face
+        st.return_to[idx, seat] = giver
         k = k + 1
-        self.state.returns_done[idx] = k
-        more = k < self.state.num_pending[idx]
-        nxt = self.state.pending_receiver[idx, np.minimum(k, 1)]
-        self.state.to_act[idx] = np.where(
-            more, nxt, self.state.deal_leader[idx]
-        )  # R-7.4 leader after returns
-        self.state.returning[idx] = more
+        st.returns_done[idx] = k
+        more = k < st.num_pending[idx]
+        nxt = st.pending_receiver[idx, np.minimum(k, 1)]
+        st.to_act[idx] = np.where(more, nxt, st.deal_leader[idx])  # R-7.4 leader after returns
+        st.returning[idx] = more
 
     def _active_bits(self, idx: np.ndarray) -> np.ndarray:
         return (self.state.finish_place[idx] == 0).astype(np.int64) @ _SEAT_BITS
@@ -319,58 +320,60 @@ class VectorGuandanEnv:
     def _apply_plays(self, idx: np.ndarray, acts: np.ndarray) -> np.ndarray:
         """Plays (R-5): cards leave the hand, the trick state moves, seats finish (R-6.1).
         Returns the tables whose deal ended (R-6.2)."""
-        seat = self.state.to_act[idx]
-        hand = self.state.hands[idx, seat]
-        cards = batch_choose_cards(hand, self.state.level[idx], acts)
-        self.state.hands[idx, seat] = hand - cards
-        self.state.played[idx, seat] += cards
-        self.state.last_cards[idx, seat] = cards
-        self.state.move_in_trick[idx, seat] = TrickMove.PLAYED
-        self.state.last_action[idx] = acts
-        self.state.last_seat[idx] = seat
-        self.state.passes[idx] = 0
-        left = self.state.cards_left[idx, seat] - _SIZE[acts]
-        self.state.cards_left[idx, seat] = left
+        st = self.state
+        seat = st.to_act[idx]
+        hand = st.hands[idx, seat]
+        cards = batch_choose_cards(hand, st.level[idx], acts)
+        st.hands[idx, seat] = hand - cards
+        st.played[idx, seat] += cards
+        st.last_cards[idx, seat] = cards
+        st.move_in_trick[idx, seat] = TrickMove.PLAYED
+        st.last_action[idx] = acts
+        st.last_seat[idx] = seat
+        st.passes[idx] = 0
+        left = st.cards_left[idx, seat] - _SIZE[acts]
+        st.cards_left[idx, seat] = left
         ended = idx[:0]
         out = np.flatnonzero(left == 0)
         if out.size:
             ob, os = idx[out], seat[out]
-            k = self.state.num_finished[ob]
-            self.state.finish_order[ob, k] = os
-            self.state.finish_place[ob, os] = k + 1
+            k = st.num_finished[ob]
+            st.finish_order[ob, k] = os
+            st.finish_place[ob, os] = k + 1
             k = k + 1
-            self.state.num_finished[ob] = k
-            fo = self.state.finish_order[ob]
+            st.num_finished[ob] = k
+            fo = st.finish_order[ob]
             double = (k >= 2) & (fo[:, 0] % 2 == fo[:, 1] % 2)
             ended = ob[double | (k >= 3)]
-        self.state.to_act[idx] = _NEXT_ACTIVE[seat, self._active_bits(idx)]
+        st.to_act[idx] = _NEXT_ACTIVE[seat, self._active_bits(idx)]
         return ended
 
     def _apply_passes(self, idx: np.ndarray) -> None:
         """Passes (R-5.2); a trick ends when every other active seat passed (R-5.3), with
         wind to the partner if the last player is out (R-5.4)."""
-        seat = self.state.to_act[idx]
-        self.state.move_in_trick[idx, seat] = TrickMove.PASSED
-        p = self.state.passes[idx] + 1
-        self.state.passes[idx] = p
-        active = self.state.finish_place[idx] == 0
-        ls = self.state.last_seat[idx]
+        st = self.state
+        seat = st.to_act[idx]
+        st.move_in_trick[idx, seat] = TrickMove.PASSED
+        p = st.passes[idx] + 1
+        st.passes[idx] = p
+        active = st.finish_place[idx] == 0
+        ls = st.last_seat[idx]
         rows = np.arange(idx.size)
         others = active.sum(1) - active[rows, ls]
         over = p >= others
         if over.any():
             ob, w = idx[over], ls[over]
             lead = np.where(active[rows[over], w], w, (w + 2) % 4)
-            self.state.last_action[ob] = -1
-            self.state.last_seat[ob] = -1
-            self.state.passes[ob] = 0
-            self.state.move_in_trick[ob] = TrickMove.NONE
-            self.state.to_act[ob] = lead
+            st.last_action[ob] = -1
+            st.last_seat[ob] = -1
+            st.passes[ob] = 0
+            st.move_in_trick[ob] = TrickMove.NONE
+            st.to_act[ob] = lead
         go = ~over
         if go.any():
             nb = idx[go]
             bits = active[go].astype(np.int64) @ _SEAT_BITS
-            self.state.to_act[nb] = _NEXT_ACTIVE[seat[go], bits]
+            st.to_act[nb] = _NEXT_ACTIVE[seat[go], bits]
 
     def _end_deal(self, i: int, rewards: np.ndarray, done: np.ndarray, info: dict) -> Game:
         """Settle table ``i``'s deal with the engine (R-6), fill its outputs, and start what
@@ -397,14 +400,15 @@ class VectorGuandanEnv:
 
     # ------------------------------------------------------------------ outputs
     def _masks(self) -> np.ndarray:
+        st = self.state
         t0 = self.clock()
         b = self.num_tables
         rows = np.arange(b)
-        counts = self.state.hands[rows, self.state.to_act]
-        packed = play_masks_packed(counts, self.state.level, self.state.last_action)
-        ret = np.flatnonzero(self.state.returning)
+        counts = st.hands[rows, st.to_act]
+        packed = play_masks_packed(counts, st.level, st.last_action)
+        ret = np.flatnonzero(st.returning)
         if ret.size:
-            packed[ret] = pack_masks(return_masks(counts[ret], self.state.level[ret]))
+            packed[ret] = pack_masks(return_masks(counts[ret], st.level[ret]))
         self.masks_packed = packed
         mask = _unpack(packed)
         self.timers["mask"] += self.clock() - t0
