@@ -111,12 +111,9 @@ def table_state(games: list[Game]) -> TableState:
             continue
         done = [k for k, t in enumerate(g.tributes) if t.returned >= 0]
         order = done + [k for k in g.pending_returns if k not in done]
-        for t in g.tributes:
-            s.tribute_face[i, t.giver] = t.face
-            s.tribute_received[i, t.receiver] = True
-            if t.returned >= 0:
-                s.return_face[i, t.receiver] = t.returned
-                s.return_to[i, t.receiver] = t.giver
+        s.tribute_face[i], s.tribute_received[i], s.return_face[i], s.return_to[i] = (
+            g.tribute_facts()
+        )
         for k, ti in enumerate(order[:2]):
             s.pending_receiver[i, k] = g.tributes[ti].receiver
             s.pending_giver[i, k] = g.tributes[ti].giver
