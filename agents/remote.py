@@ -225,10 +225,10 @@ class ProtocolMirror:
             self._settle_returns()
             gpos = msg.get("greaterPos", -1)
             if gpos is None or int(gpos) < 0 or msg.get("greaterAction") is None:
-                g.last_action, g.last_seat = -1, -1
+                g.table_action, g.table_seat = -1, -1
             else:
-                g.last_action, _ = P.action_of_entry(msg["greaterAction"], g.level)
-                g.last_seat = int(gpos)
+                g.table_action, _ = P.action_of_entry(msg["greaterAction"], g.level)
+                g.table_seat = int(gpos)
         index_of = self._match(entries, stage)
         mask = np.zeros(T.NUM_ACTIONS, dtype=np.int8)
         mask[list(index_of)] = 1
@@ -236,8 +236,8 @@ class ProtocolMirror:
         info = {
             "seat": me,
             "level": RANK_TEXT[g.level],
-            "table": action_text(g.last_action, g.level)
-            if g.phase == Phase.PLAY and g.last_action >= 0
+            "table": action_text(g.table_action, g.level)
+            if g.phase == Phase.PLAY and g.table_action >= 0
             else None,
             "view": view,
             "last_play": None,

@@ -109,7 +109,6 @@ def play_game(
         if observer is not None:
             observer.before_act(env)
         action = agents_by_seat[seat].act(LazyObservation(env, name), env.infos[name])
-        deal_level = env.game.level
         hands_before = env.game.hands.copy() if observer is not None else None
         env.step(int(action))
         steps += 1
@@ -123,7 +122,7 @@ def play_game(
                     "gain": int(res["gain"]),
                     "order": [int(s) for s in res["order"]],
                     "double_down": bool(res["double_down"]),
-                    "deal_level": int(deal_level),
+                    "deal_level": int(res["deal_level"]),
                 }
             )
     if replay_path is not None:

@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +36,18 @@ from agents.candidate_net import (
     taken_index,
 )
 
-DEFAULT_BC_CONFIG: dict[str, Any] = {
-    "decisions": 200_000,  # heuristic decisions to generate (cached); 0 = no warm start
-    "workers": 2,  # parallel generation (Ray tasks)
-    "epochs": 4,
-    "lr": 1.0e-3,
-    "minibatch_size": 1024,
-    "holdout": 0.05,  # share of deals held out for evaluation
-    "vf_coeff": 0.25,
-}
+
+@dataclass
+class BCConfig:
+    """Behaviour cloning of the heuristic (a self-play run's ``warm_start`` section)."""
+
+    decisions: int = 200_000  # heuristic decisions to generate (cached); 0 = no warm start
+    workers: int = 2  # parallel generation (Ray tasks)
+    epochs: int = 4
+    lr: float = 1.0e-3
+    minibatch_size: int = 1024
+    holdout: float = 0.05  # share of deals held out for evaluation
+    vf_coeff: float = 0.25
 
 
 def split_by_deal(deal: np.ndarray, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -156,22 +160,21 @@ def train_bc(
     return net.eval(), record
 
 
-def warm_start(cfg: dict, model_config: dict, seed: int, cache_dir: Path, log=print):
-    """Generate (or load) heuristic data and clone it: ``(net, record)``; ``cfg`` is the
-    ``warm_start`` config section (``DEFAULT_BC_CONFIG`` keys)."""
+def warm_start(cfg: BCConfig, model_config: dict, seed: int, cache_dir: Path, log=print):
+    """Generate (or load) heuristic data and clone it: ``(net, record)``."""
     from experiments.bc_data import generate_with_meta
 
     data, meta = generate_with_meta(
-        int(cfg["decisions"]), seed=seed, workers=int(cfg["workers"]), cache_dir=cache_dir
+        cfg.decisions, seed=seed, workers=cfg.workers, cache_dir=cache_dir
     )
     net, record = train_bc(
         data,
         model_config,
-        epochs=int(cfg["epochs"]),
-        lr=float(cfg["lr"]),
-        minibatch_size=int(cfg["minibatch_size"]),
-        holdout=float(cfg["holdout"]),
-        vf_coeff=float(cfg["vf_coeff"]),
+        epochs=cfg.epochs,
+        lr=cfg.lr,
+        minibatch_size=cfg.minibatch_size,
+        holdout=cfg.holdout,
+        vf_coeff=cfg.vf_coeff,
         seed=seed,
         log=log,
     )
@@ -181,16 +184,17 @@ def warm_start(cfg: dict, model_config: dict, seed: int, cache_dir: Path, log=pr
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.bc", description=__doc__.split("\n")[0])
-    p.add_argument("--decisions", type=int, default=DEFAULT_BC_CONFIG["decisions"])
-    p.add_argument("--workers", type=int, default=DEFAULT_BC_CONFIG["workers"])
-    p.add_argument("--epochs", type=int, default=DEFAULT_BC_CONFIG["epochs"])
+    defaults = BCConfig()
+    p.add_argument("--decisions", type=int, default=defaults.decisions)
+    p.add_argument("--workers", type=int, default=defaults.workers)
+    p.add_argument("--epochs", type=int, default=defaults.epochs)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/bc")
     p.add_argument("--cache-dir", default="runs/cache")
     args = p.parse_args(argv)
     if args.decisions < 1 or args.workers < 1 or args.epochs < 1:
         p.error("--decisions, --workers and --epochs must be >= 1")
-    cfg = {**DEFAULT_BC_CONFIG, **vars(args)}
+    cfg = BCConfig(decisions=args.decisions, workers=args.workers, epochs=args.epochs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     net, record = warm_start(cfg, {}, args.seed, Path(args.cache_dir))

@@ -22,8 +22,12 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from experiments.selfplay_config import RunConfig
 
 
 def _quartiles(x) -> dict[str, float]:
@@ -32,7 +36,7 @@ def _quartiles(x) -> dict[str, float]:
 
 
 def runner_ceiling(
-    cfg: dict, calls: int = 6, weights: dict | None = None, league: list | None = None
+    cfg: RunConfig, calls: int = 6, weights: dict | None = None, league: list | None = None
 ) -> dict:
     """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner``:
     ``weights`` (trained ``CandidateNet`` weights; default: the initial ones) and ``league``
@@ -41,18 +45,13 @@ def runner_ceiling(
     import torch
     from ray.rllib.algorithms.ppo import PPOConfig
 
+    from experiments.selfplay_config import runner_config
     from experiments.vector_runner import VectorEnvRunner
     from guandan_env.core.actions import NUM_ACTIONS
     from guandan_env.encoding.observation import OBS_DIM
 
     torch.set_num_threads(1)
-    r = cfg["runners"]
-    env_config = {
-        "tables": int(r["tables"]),
-        "steps_per_call": int(r["steps_per_call"]),
-        "self_share": float(cfg["league"]["self_share"]),
-        "model": cfg["model"],
-    }
+    env_config = runner_config(cfg)
     config = PPOConfig().environment(
         observation_space=gym.spaces.Box(0, 1, (OBS_DIM,), np.float32),
         action_space=gym.spaces.Discrete(NUM_ACTIONS),
@@ -84,7 +83,7 @@ def runner_ceiling(
     }
 
 
-def learner_ceiling(cfg: dict, sample: dict, repeats: int = 3) -> dict:
+def learner_ceiling(cfg: RunConfig, sample: dict, repeats: int = 3) -> dict:
     """Learner samples per CPU-second: inputs from the shipped sample, PPO-style update."""
     import torch
 
@@ -98,9 +97,9 @@ def learner_ceiling(cfg: dict, sample: dict, repeats: int = 3) -> dict:
     from experiments.vector_runner import minibatches
 
     torch.set_num_threads(1)
-    net = CandidateNet(cfg["model"])
+    net = CandidateNet(cfg.model)
     opt = torch.optim.Adam(net.parameters(), lr=3e-4)
-    size = int(cfg["ppo"]["minibatch_size"])
+    size = cfg.ppo.minibatch_size
     rates = []
     for rep in range(repeats):
         n = 0
@@ -167,9 +166,11 @@ def training_loop(seconds: float, skip: int, overrides: list[str]) -> dict:
     }
 
 
-def _with_league(cfg: dict) -> dict:
+def _with_league(cfg: RunConfig) -> RunConfig:
     """``cfg`` with the league playing as it did before pure self-play became the default."""
-    return {**cfg, "league": {**cfg["league"], "self_share": 0.7}}
+    from experiments.typed_config import merged
+
+    return merged(cfg, {"league": {"self_share": 0.7}})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -190,9 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0 or args.skip < 1:
         p.error("--seconds must be > 0 and --skip >= 1")
     from experiments.selfplay_config import load_config
+    from experiments.typed_config import to_dict
 
     cfg = load_config(None, args.overrides)
-    out: dict = {"config": {k: cfg[k] for k in ("runners", "model", "ppo", "league")}}
+    data = to_dict(cfg)
+    out: dict = {"config": {k: data[k] for k in ("runners", "model", "ppo", "league")}}
     rc = runner_ceiling(cfg)
     sample = rc.pop("last_sample")
     out["runner"] = rc

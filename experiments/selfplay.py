@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.selfplay_config import DEFAULT_CONFIG_FILE, load_config, save_config
+from experiments.selfplay_config import DEFAULT_CONFIG_FILE, RunConfig, load_config, save_config
 from experiments.selfplay_log import fmt_count, fmt_eval, fmt_time, progress_line
 from experiments.selfplay_rllib import build_algo_config, init_ray
 
@@ -72,7 +72,7 @@ def _evaluate_task(
 class SelfPlayTrainer:
     """One run: warm start, PPO iterations, league, background evaluation, checkpoints."""
 
-    def __init__(self, cfg: dict, run_dir: Path, resume: bool = False) -> None:
+    def __init__(self, cfg: RunConfig, run_dir: Path, resume: bool = False) -> None:
         self.cfg, self.run_dir, self.resume = cfg, run_dir, resume
         self.ckpt_root = run_dir / "checkpoints"
         self.iteration = 0
@@ -87,15 +87,15 @@ class SelfPlayTrainer:
         self.pending_eval = None  # (ray ref, iteration, env_steps, time_s)
         self.algo = None
         self.log = None
-        self.model_config = cfg["model"]
+        self.model_config = cfg.model
 
     # ------------------------------------------------------------------ setup
     def setup(self) -> None:
         import torch
 
-        torch.set_num_threads(int(self.cfg["torch_threads"]))
+        torch.set_num_threads(self.cfg.torch_threads)
         self._session_start = time.perf_counter()
-        init_ray(self.cfg["ray"])
+        init_ray(self.cfg.ray)
         self._check_resources()
         from experiments.selfplay_log import RunLogger
 
@@ -128,8 +128,8 @@ class SelfPlayTrainer:
         """Fail fast instead of hanging: RLlib waits forever for CPUs that don't exist."""
         import ray
 
-        runners = int(self.cfg["runners"]["num"])
-        learners = int(self.cfg["learners"]["num"]) * float(self.cfg["learners"]["cpus_each"])
+        runners = self.cfg.runners.num
+        learners = self.cfg.learners.num * self.cfg.learners.cpus_each
         need = runners + learners
         have = ray.cluster_resources().get("CPU", 0)
         if need > have:
@@ -143,15 +143,13 @@ class SelfPlayTrainer:
         from agents.candidate_net import policy_state, save_policy
         from experiments.bc import warm_start
 
-        ws = self.cfg["warm_start"]
-        if int(ws["decisions"]) <= 0:
+        ws = self.cfg.warm_start
+        if ws.decisions <= 0:
             print("warm start: none (warm_start.decisions=0)", flush=True)
             return
         t0 = time.perf_counter()
-        print(f"warm start: {int(ws['decisions']):,} heuristic decisions, then BC", flush=True)
-        net, record = warm_start(
-            ws, self.model_config, int(self.cfg["seed"]), Path(self.cfg["cache_dir"])
-        )
+        print(f"warm start: {ws.decisions:,} heuristic decisions, then BC", flush=True)
+        net, record = warm_start(ws, self.model_config, self.cfg.seed, Path(self.cfg.cache_dir))
         self.bc_state = policy_state(net)
         out = self.run_dir / "bc"
         out.mkdir(parents=True, exist_ok=True)
@@ -198,11 +196,11 @@ class SelfPlayTrainer:
         )
 
     def anchor_coeff(self) -> float:
-        a = self.cfg["anchor"]
-        if self.bc_state is None or float(a["coeff"]) <= 0:
+        a = self.cfg.anchor
+        if self.bc_state is None or a.coeff <= 0:
             return 0.0
-        decay = max(float(a["decay_samples"]), 1.0)
-        return float(a["coeff"]) * max(0.0, 1.0 - self.env_steps / decay)
+        decay = max(float(a.decay_samples), 1.0)
+        return a.coeff * max(0.0, 1.0 - self.env_steps / decay)
 
     def _update_anchor(self, install: bool = False) -> None:
         coeff = self.anchor_coeff()
@@ -220,7 +218,7 @@ class SelfPlayTrainer:
 
     def take_snapshot(self) -> None:
         self.league.append((f"iter_{self.iteration:06d}", self.main_state()))
-        keep = int(self.cfg["league"]["max_snapshots"])
+        keep = self.cfg.league.max_snapshots
         self.league = self.league[-keep:] if keep > 0 else []
         self.push_league()
 
@@ -241,7 +239,7 @@ class SelfPlayTrainer:
             shutil.rmtree(path)
         path.mkdir(parents=True)
         self.algo.save_to_path(str(path.resolve()))
-        meta = {"run": self.cfg["name"], "iteration": self.iteration, "env_steps": self.env_steps}
+        meta = {"run": self.cfg.name, "iteration": self.iteration, "env_steps": self.env_steps}
         save_policy(path, self.main_state(), self.model_config, meta)
         torch.save({n: s for n, s in self.league_members()}, path / "league.pt")
         state = {
@@ -256,7 +254,7 @@ class SelfPlayTrainer:
         # written last: its presence marks a complete checkpoint
         (path / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
         self.last_checkpoint_iter = self.iteration
-        keep = int(self.cfg["checkpoint"]["keep"])
+        keep = self.cfg.checkpoint.keep
         if keep > 0:
             done = sorted(p for p in self.ckpt_root.glob("iter_*") if p.is_dir())
             for old in done[:-keep]:
@@ -299,7 +297,7 @@ class SelfPlayTrainer:
         print(
             f"resumed {self.run_dir} from {ckpt.name}: iteration {self.iteration}, "
             f"{fmt_count(self.env_steps)} samples, {fmt_time(self.elapsed)} of "
-            f"{fmt_time(float(self.cfg['stop']['time_s'] or 0))} used",
+            f"{fmt_time(self.cfg.stop.time_s or 0)} used",
             flush=True,
         )
 
@@ -311,10 +309,10 @@ class SelfPlayTrainer:
         return task.remote(
             self.main_state(),
             dict(self.model_config),
-            list(self.cfg["eval"]["opponents"]),
+            list(self.cfg.eval.opponents),
             int(pairs),
-            int(self.cfg["seed"]) + 7919,
-            dict(self.cfg["game"]),
+            self.cfg.seed + 7919,
+            dict(self.cfg.game),
         )
 
     def poll_eval(self, block: bool = False) -> dict[str, dict]:
@@ -335,12 +333,12 @@ class SelfPlayTrainer:
 
     # ------------------------------------------------------------------ loop
     def done(self) -> str | None:
-        s = self.cfg["stop"]
-        if s["iterations"] is not None and self.iteration >= int(s["iterations"]):
+        s = self.cfg.stop
+        if s.iterations is not None and self.iteration >= s.iterations:
             return "iterations"
-        if s["time_s"] is not None and self.now() >= float(s["time_s"]):
+        if s.time_s is not None and self.now() >= s.time_s:
             return "time"
-        if s["env_steps"] is not None and self.env_steps >= int(s["env_steps"]):
+        if s.env_steps is not None and self.env_steps >= s.env_steps:
             return "env_steps"
         return None
 
@@ -397,13 +395,13 @@ class SelfPlayTrainer:
     def run(self) -> dict[str, Any]:
         self.setup()
         c = self.cfg
-        r = c["runners"]
-        budget = c["stop"]["time_s"]
+        r = c.runners
+        budget = c.stop.time_s
         print(
-            f"run {self.run_dir}: {r['num']} runner(s) x {r['tables']} tables, "
-            f"{r['steps_per_call']} steps/iteration, "
+            f"run {self.run_dir}: {r.num} runner(s) x {r.tables} tables, "
+            f"{r.steps_per_call} steps/iteration, "
             f"model trunk {self.model_config['trunk']} cand {self.model_config['cand']}; "
-            f"budget {fmt_time(float(budget)) if budget else 'none'}",
+            f"budget {fmt_time(budget) if budget else 'none'}",
             flush=True,
         )
         reason = None
@@ -412,15 +410,15 @@ class SelfPlayTrainer:
             while (reason := self.done()) is None:
                 row = self.train_once()
                 it = self.iteration
-                if c["league"]["snapshot_every"] and it % int(c["league"]["snapshot_every"]) == 0:
+                if c.league.snapshot_every and it % c.league.snapshot_every == 0:
                     self.take_snapshot()
                     row["league_size"] = len(self.league_members())
-                if c["checkpoint"]["every"] and it % int(c["checkpoint"]["every"]) == 0:
+                if c.checkpoint.every and it % c.checkpoint.every == 0:
                     self.save_checkpoint()
                 evals = self.poll_eval()
-                every = float(c["eval"]["every_s"])
+                every = c.eval.every_s
                 if every and self.pending_eval is None and self.now() - last_eval_t >= every:
-                    ref = self.start_eval(int(c["eval"]["pairs"]))
+                    ref = self.start_eval(c.eval.pairs)
                     self.pending_eval = (ref, it, self.env_steps, self.now())
                     last_eval_t = self.now()
                 row["time_s"] = self.now()
@@ -453,7 +451,7 @@ class SelfPlayTrainer:
             self._write_summary(summary)
             print(f"resume with: python -m experiments.selfplay --resume {self.run_dir}")
             return summary
-        pairs = int(c["eval"]["final_pairs"])
+        pairs = c.eval.final_pairs
         if pairs > 0 and self.iteration > 0:
             t = time.perf_counter()
             import ray
@@ -490,24 +488,24 @@ class SelfPlayTrainer:
                 pass
 
 
-def choose_run_dir(cfg: dict, named: bool) -> tuple[Path, str | None]:
+def choose_run_dir(cfg: RunConfig, named: bool) -> tuple[Path, str | None]:
     """``runs_dir/name`` and a note; if it holds a run, an unnamed run moves on to
-    ``name-2``, ``name-3`` … (updating ``cfg["name"]``); a named one is an error."""
-    root = Path(cfg["runs_dir"])
-    run_dir = root / cfg["name"]
+    ``name-2``, ``name-3`` … (updating ``cfg.name``); a named one is an error."""
+    root = Path(cfg.runs_dir)
+    run_dir = root / cfg.name
     if not (run_dir / "config.yaml").exists():
         return run_dir, None
     if named:
         raise ValueError(f"{run_dir} already holds a run; use --resume {run_dir} or another name")
     k = 2
-    while (root / f"{cfg['name']}-{k}").exists():
+    while (root / f"{cfg.name}-{k}").exists():
         k += 1
-    cfg["name"] = f"{cfg['name']}-{k}"
+    cfg.name = f"{cfg.name}-{k}"
     note = (
         f"{run_dir} already holds a run (left untouched; continue it with --resume {run_dir}); "
-        f"this run goes to {root / cfg['name']}"
+        f"this run goes to {root / cfg.name}"
     )
-    return root / cfg["name"], note
+    return root / cfg.name, note
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -544,10 +542,10 @@ def main(argv: list[str] | None = None) -> int:
             cfg = load_config(path, args.overrides)
             named = args.name is not None or any(o.startswith("name=") for o in args.overrides)
             if args.name:
-                cfg["name"] = args.name
+                cfg.name = args.name
             run_dir, note = choose_run_dir(cfg, named)
         if args.address:
-            cfg["ray"]["address"] = args.address
+            cfg.ray.address = args.address
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

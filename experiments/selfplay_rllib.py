@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.selfplay_config import runner_config
+from experiments.selfplay_config import RayConfig, RunConfig, runner_config
 
 
 def quiet_ray_env() -> None:
@@ -22,7 +22,7 @@ def quiet_ray_env() -> None:
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
 
 
-def init_ray(rc: dict) -> None:
+def init_ray(rc: RayConfig) -> None:
     quiet_ray_env()
     import ray
 
@@ -30,18 +30,18 @@ def init_ray(rc: dict) -> None:
     if ray.is_initialized():
         return
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": logging.ERROR}
-    if rc.get("address"):
-        ray.init(address=rc["address"], **kwargs)
+    if rc.address:
+        ray.init(address=rc.address, **kwargs)
     else:
         ray.init(
             address="local",  # a new instance, even if `ray start` ran on this machine
-            num_cpus=int(rc["num_cpus"]),
-            object_store_memory=int(rc["object_store_mb"]) * 2**20,
+            num_cpus=rc.num_cpus,
+            object_store_memory=rc.object_store_mb * 2**20,
             **kwargs,
         )
 
 
-def build_algo_config(cfg: dict):
+def build_algo_config(cfg: RunConfig):
     """The RLlib config of a run (``GuandanPPO`` + ``VectorEnvRunner`` + candidate module)."""
     import gymnasium as gym
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -52,8 +52,8 @@ def build_algo_config(cfg: dict):
     from guandan_env.core.actions import NUM_ACTIONS
     from guandan_env.encoding.observation import OBS_DIM
 
-    r, p = cfg["runners"], cfg["ppo"]
-    num = int(r["num"])
+    r, p = cfg.runners, cfg.ppo
+    num = r.num
     obs_space = gym.spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32)
     config = (
         PPOConfig(algo_class=GuandanPPO)
@@ -70,36 +70,36 @@ def build_algo_config(cfg: dict):
             num_cpus_per_env_runner=1 if num else 0,
             sample_timeout_s=600.0,
             # sample() requests queued per runner, plus a weights and a league update
-            max_requests_in_flight_per_env_runner=int(r["sample_ahead"]),
+            max_requests_in_flight_per_env_runner=r.sample_ahead,
         )
         # a failed runner stops the run with its error (no silent restart; this also keeps
         # Ray from warning about restartable actors at every start)
         .fault_tolerance(restart_failed_env_runners=False)
         .learners(
             learner_class=CandidatePPOLearner,
-            num_learners=int(cfg["learners"]["num"]),
-            num_cpus_per_learner=float(cfg["learners"]["cpus_each"]),
+            num_learners=cfg.learners.num,
+            num_cpus_per_learner=cfg.learners.cpus_each,
         )
         .rl_module(
             rl_module_spec=RLModuleSpec(
-                module_class=CandidatePPOModule, model_config=dict(cfg["model"])
+                module_class=CandidatePPOModule, model_config=dict(cfg.model)
             )
         )
         .training(
-            lr=float(p["lr"]),
-            gamma=float(p["gamma"]),
-            lambda_=float(p["lambda"]),
-            train_batch_size_per_learner=int(r["steps_per_call"] * r["tables"]) * max(num, 1),
-            minibatch_size=int(p["minibatch_size"]),
-            num_epochs=int(p["num_epochs"]),
-            clip_param=float(p["clip_param"]),
-            vf_loss_coeff=float(p["vf_loss_coeff"]),
-            entropy_coeff=float(p["entropy_coeff"]),
+            lr=p.lr,
+            gamma=p.gamma,
+            lambda_=p.lambda_,
+            train_batch_size_per_learner=r.steps_per_call * r.tables * max(num, 1),
+            minibatch_size=p.minibatch_size,
+            num_epochs=p.num_epochs,
+            clip_param=p.clip_param,
+            vf_loss_coeff=p.vf_loss_coeff,
+            entropy_coeff=p.entropy_coeff,
             use_kl_loss=False,
-            grad_clip=None if p["grad_clip"] is None else float(p["grad_clip"]),
+            grad_clip=p.grad_clip,
         )
         .reporting(metrics_num_episodes_for_smoothing=1)
-        .debugging(seed=int(cfg["seed"]), log_level="ERROR")
+        .debugging(seed=cfg.seed, log_level="ERROR")
     )
     # The runners have no connector states to merge; RLlib's sync of them after each step
     # would wait for the in-flight sample and undo the overlap of sampling and learning.

@@ -172,7 +172,7 @@ class ProtocolTable:
                     "restCards": [[s, P.hand_cards(rest[s])] for s in range(4) if rest[s].any()],
                 }
             )
-        elif g.phase == Phase.PLAY and g.last_action < 0:  # the trick ended: a new one starts
+        elif g.phase == Phase.PLAY and g.table_action < 0:  # the trick ended: a new one starts
             self._area = [None] * 4
             self._greater = (-1, None)
             self._last_move = (-1, None)
@@ -231,7 +231,7 @@ class ProtocolTable:
             entries, owners = P.action_list(hand, g.level, mask)
             stage = "play"
         left = g.cards_left()
-        leading = g.phase != Phase.PLAY or g.last_action < 0
+        leading = g.phase != Phase.PLAY or g.table_action < 0
         cur_pos, cur_act = (-1, None) if leading else self._last_move
         g_pos, g_act = (-1, None) if leading else self._greater
         msg = {

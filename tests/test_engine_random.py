@@ -162,10 +162,10 @@ def play_deal(
             assert {int(a) - T.RETURN_BASE for a in legal} == expected_returns(
                 g.hands[seat], g.level
             )
-        elif g.last_action < 0:
+        elif g.table_action < 0:
             assert not mask[T.PASS_ACTION] and last_player == -1
         else:
-            assert mask[T.PASS_ACTION] and g.last_seat == last_player
+            assert mask[T.PASS_ACTION] and g.table_seat == last_player
         a = int(legal[rng.integers(legal.size)])
         if trace is not None:
             trace.append((seat, a))
@@ -195,11 +195,11 @@ def play_deal(
         if a == T.PASS_ACTION and passes == len(others):  # the trick is over
             wind = last_player in finished
             expected = (last_player + 2) % 4 if wind else last_player
-            assert g.last_action < 0 and g.to_act == expected
+            assert g.table_action < 0 and g.to_act == expected
             events["wind"] += wind
             last_player, passes = -1, 0
         else:
-            assert g.last_action >= 0 and g.to_act == next_active(seat, finished)
+            assert g.table_action >= 0 and g.to_act == next_active(seat, finished)
 
 
 def run_matches(seed: int, n_deals: int, capped: bool = True) -> Counter:

@@ -35,7 +35,7 @@ def _hands(order, level):
 
 
 def leading(g: Game) -> bool:
-    return g.phase == "play" and g.last_action < 0
+    return g.phase == "play" and g.table_action < 0
 
 
 # ------------------------------------------------------------------

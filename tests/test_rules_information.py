@@ -33,15 +33,15 @@ def expected_obs(g: Game, seat: int) -> dict[str, np.ndarray]:
     """Every slice of ``seat``'s observation, derived from the engine state and R-8."""
     rel = [(seat + k) % 4 for k in range(4)]
     team = seat % 2
-    following = g.phase == "play" and g.last_action >= 0
+    following = g.phase == "play" and g.table_action >= 0
     e: dict[str, np.ndarray] = {}
     e["hand"] = card_bits(g.hands[seat])
     e["played"] = np.concatenate([card_bits(g.played[s]) for s in rel])
     e["unseen"] = card_bits(2 - g.hands[seat].astype(int) - g.played.sum(0).astype(int))
-    e["table_cards"] = card_bits(g.last_cards[g.last_seat] if following else np.zeros(54))
+    e["table_cards"] = card_bits(g.last_cards[g.table_seat] if following else np.zeros(54))
     e["recent_cards"] = np.concatenate([card_bits(g.last_cards[s]) for s in rel[1:]])
     e["cards_left"] = np.concatenate([one_hot(MAX_CARDS + 1, int(g.hands[s].sum())) for s in rel])
-    a = g.last_action
+    a = g.table_action
     e["table_kind"] = one_hot(KINDS, int(T.KIND[a]) if following else 0)
     if following:
         key = int(T.KEY[a])
@@ -52,7 +52,7 @@ def expected_obs(g: Game, seat: int) -> dict[str, np.ndarray]:
         else:
             value = level_rank_value(key, g.level)
         e["table_value"] = one_hot(17, value)
-        e["table_seat"] = one_hot(5, (g.last_seat - seat) % 4)
+        e["table_seat"] = one_hot(5, (g.table_seat - seat) % 4)
     else:
         e["table_value"] = one_hot(17, 16)
         e["table_seat"] = one_hot(5, 4)

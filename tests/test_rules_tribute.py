@@ -224,7 +224,7 @@ def test_r7_4_who_leads_after_tribute(hands, order, leader):
     while g.phase == "return":
         g.step(int(np.flatnonzero(g.legal_mask())[0]))
     assert g.phase == "play" and g.to_act == leader and g.deal_leader == leader
-    assert g.last_action == -1 and not g.legal_mask()[T.PASS_ACTION]
+    assert g.table_action == -1 and not g.legal_mask()[T.PASS_ACTION]
 
 
 # ------------------------------------------------------------------ first deal

@@ -32,6 +32,7 @@ from agents.candidate_net import (
     segment_log_softmax,
 )
 from experiments.selfplay_config import DEFAULTS, load_config, parse_overrides
+from experiments.typed_config import to_dict
 from guandan_env import VectorGuandanEnv
 from guandan_env.core.actions import NUM_ACTIONS
 
@@ -145,9 +146,9 @@ def test_config_errors_name_unknown_keys(tmp_path):
         load_config(None, ["league.self_share=2"])
     assert parse_overrides(["a.b=1", "c=[1, 2]"]) == {"a": {"b": 1}, "c": [1, 2]}
     cfg = load_config(REPO / "configs" / "default.yaml", ["ppo.lr=1e-4"])
-    assert cfg["ppo"]["lr"] == 1e-4
+    assert cfg.ppo.lr == 1e-4
     load_config(REPO / "configs" / "smoke.yaml")
-    assert load_config(REPO / "configs" / "long.yaml")["stop"]["time_s"] <= 3 * 3600
+    assert load_config(REPO / "configs" / "long.yaml").stop.time_s <= 3 * 3600
 
 
 @pytest.mark.parametrize(
@@ -188,21 +189,49 @@ def test_cli_errors_are_one_line_before_ray_starts(tmp_path, capsys, args, messa
 def test_defaults_equal_the_default_config_file():
     data = yaml.safe_load((REPO / "configs" / "default.yaml").read_text())
     assert load_config(None) == load_config(REPO / "configs" / "default.yaml")
-    assert set(data) == set(DEFAULTS)
+    assert data == to_dict(DEFAULTS)  # every key, every value
+
+
+def test_typed_config_reads_writes_and_refuses_bad_values(tmp_path):
+    """Issue 13: one typed declaration of a run's config; YAML round trip, dotted errors."""
+    from experiments.selfplay_config import RunConfig, save_config
+    from experiments.typed_config import from_mapping, merged
+
+    cfg = load_config(None, ["ppo.lambda=0.9", "stop.time_s=60", "model.trunk=[32]"])
+    assert cfg.ppo.lambda_ == 0.9 and cfg.stop.time_s == 60.0 and cfg.model["trunk"] == [32]
+    assert cfg.game == {**DEFAULTS.game, **cfg.game} and cfg.game["random_tribute"] is True
+    save_config(cfg, tmp_path / "c.yaml")
+    assert yaml.safe_load((tmp_path / "c.yaml").read_text())["ppo"]["lambda"] == 0.9
+    assert load_config(tmp_path / "c.yaml") == cfg
+    assert merged(DEFAULTS, {"runners": {"tables": 8.0}}).runners.tables == 8
+    assert DEFAULTS.runners.tables == 1024  # merged() copies
+    for data, message in [
+        ({"runners": {"tables": 2.5}}, "runners.tables.*whole number"),
+        ({"runners": {"tables": True}}, "runners.tables.*number"),
+        ({"eval": {"opponents": "heuristic"}}, "eval.opponents.*list"),
+        ({"eval": {"opponents": [1]}}, r"eval.opponents\[0\].*text"),
+        ({"ppo": 3}, "ppo.*section"),
+        ({"game": [1]}, "game.*mapping"),
+        ({"stop": {"time": 5}}, "stop.time"),
+        ({"name": 5}, "name.*text"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            from_mapping(RunConfig, data)
+    assert from_mapping(RunConfig, {"stop": {"time_s": None}}).stop.time_s is None
 
 
 def test_run_dir_is_never_overwritten(tmp_path):
     from experiments.selfplay import choose_run_dir
 
-    cfg = {"runs_dir": str(tmp_path), "name": "default"}
+    cfg = load_config(None, [f"runs_dir={tmp_path}"])
     assert choose_run_dir(cfg, named=False) == (tmp_path / "default", None)
     (tmp_path / "default").mkdir()
     (tmp_path / "default" / "config.yaml").write_text("{}")
     path, note = choose_run_dir(cfg, named=False)
-    assert path == tmp_path / "default-2" and cfg["name"] == "default-2"
+    assert path == tmp_path / "default-2" and cfg.name == "default-2"
     assert "--resume" in note and "default-2" in note
     with pytest.raises(ValueError, match="--resume"):
-        choose_run_dir({"runs_dir": str(tmp_path), "name": "default"}, named=True)
+        choose_run_dir(load_config(None, [f"runs_dir={tmp_path}"]), named=True)
 
 
 def test_behaviour_cloning_loss_falls_and_agreement_rises(tmp_path):
@@ -242,7 +271,7 @@ RUNNER_SCRIPT = textwrap.dedent(
     num = int(sys.argv[1])
     cfg = load_config("configs/smoke.yaml", [f"runners.num={num}", "runners.tables=16",
                       "runners.steps_per_call=16", "ppo.minibatch_size=128"])
-    init_ray(cfg["ray"])
+    init_ray(cfg.ray)
     algo = build_algo_config(cfg).build_algo()
     out = {}
     # a warm start's weights reach the runners before any update (no sequence-number skip)
@@ -252,7 +281,7 @@ RUNNER_SCRIPT = textwrap.dedent(
     from experiments.selfplay import SelfPlayTrainer
     trainer = SelfPlayTrainer(cfg, Path(tempfile.mkdtemp()))
     trainer.algo = algo
-    warm = policy_state(CandidateNet(cfg["model"]))
+    warm = policy_state(CandidateNet(cfg.model))
     trainer._set_main_weights(warm)
     states = algo.env_runner_group.foreach_env_runner(
         lambda r: r.get_state(), local_env_runner=(num == 0))

@@ -139,7 +139,7 @@ class WebTable:
             "winner_team": int(res["winner_team"]),
             "gain": int(res["gain"]),
             "double_down": bool(res["double_down"]),
-            "deal_level": res["deal_level"],
+            "deal_level": RANK_TEXT[res["deal_level"]],
             "levels": [RANK_TEXT[lv] for lv in res["levels"]],
             "match_winner": res["match_winner"],
             "tribute_next": None if done else self._tribute_next(order, bool(res["double_down"])),
@@ -186,11 +186,11 @@ class WebTable:
                 last_of[move.seat] = self._entry(move, lv, me)
         log = [self._entry(move, lv, me) for move, lv in self.log[-12:]]
         table_play = None
-        if g.phase == Phase.PLAY and g.last_action >= 0 and self.hold is None:
-            lp = last_of.get(int(g.last_seat))
+        if g.phase == Phase.PLAY and g.table_action >= 0 and self.hold is None:
+            lp = last_of.get(int(g.table_seat))
             table_play = {
-                "seat": int(g.last_seat),
-                "text": action_text(g.last_action, level),
+                "seat": int(g.table_seat),
+                "text": action_text(g.table_action, level),
                 "cards": lp["cards"] if lp else [],
             }
         seats = []
@@ -346,8 +346,8 @@ def _frame(g, st, result) -> dict[str, Any]:
         "hands": [cards_of(g.hands[s], level) for s in range(4)],
         "left": g.cards_left(),
         "move": move,
-        "table": action_text(g.last_action, level)
-        if g.phase == Phase.PLAY and g.last_action >= 0
+        "table": action_text(g.table_action, level)
+        if g.phase == Phase.PLAY and g.table_action >= 0
         else None,
         "result": None
         if result is None

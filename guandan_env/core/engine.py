@@ -78,14 +78,15 @@ class DealResult:
     levels: tuple[int, int] = (0, 0)  # both teams' levels after this deal settled them
 
     def info(self) -> dict:
-        """The AEC env's ``infos[agent]["deal_result"]`` (JSON-ready; level ranks as text)."""
+        """The AEC env's ``infos[agent]["deal_result"]``, JSON-ready; levels are rank indices
+        (0 = 2 .. 12 = A, R-2.1), as everywhere else (``cards.RANK_TEXT`` words them)."""
         return {
-            "order": list(self.order),
-            "winner_team": self.winner_team,
-            "gain": self.gain,
-            "double_down": self.double_down,
-            "levels": list(self.levels),
-            "deal_level": RANK_TEXT[self.deal_level],
+            "order": [int(s) for s in self.order],
+            "winner_team": int(self.winner_team),
+            "gain": int(self.gain),
+            "double_down": bool(self.double_down),
+            "levels": [int(x) for x in self.levels],
+            "deal_level": int(self.deal_level),
             "match_winner": self.match_winner,
         }
 
@@ -139,8 +140,8 @@ class Game:
     phase: Phase = _PLAY
     to_act: int = 0
     leader: int = 0
-    last_action: int = -1  # -1: leading a new trick
-    last_seat: int = -1
+    table_action: int = -1  # -1: leading a new trick
+    table_seat: int = -1
     passes: int = 0
     finish_order: list[int] = field(default_factory=list)
     tributes: list[Tribute] = field(default_factory=list)
@@ -205,7 +206,7 @@ class Game:
         self.resisted = False
         self.resist_jokers = []
         self.result = None
-        self.last_action, self.last_seat, self.passes = -1, -1, 0
+        self.table_action, self.table_seat, self.passes = -1, -1, 0
         if previous_order is not None:
             first_leader = self._apply_tribute(_check_order(previous_order))
         else:
@@ -288,7 +289,7 @@ class Game:
         R-4); both bit-packed (``vector_mask``), the same rows as the batched engine.
         """
         if self.phase == _PLAY:
-            table = vector_mask.table_words(self.level, self.last_action)
+            table = vector_mask.table_words(self.level, self.table_action)
             mask = vector_mask.unpack_one(self._hand_words(self.to_act) & table)
         elif self.phase == _RETURN:
             mask = vector_mask.return_masks(self.hands[self.to_act][None], [self.level])[0]
@@ -365,7 +366,7 @@ class Game:
         """The error for action ``a`` by the seat to act, if the legal mask refuses it."""
         seat = self.to_act
         return illegal_action_error(
-            a, seat, self.phase, self.hands[seat], self.level, self.last_action
+            a, seat, self.phase, self.hands[seat], self.level, self.table_action
         )
 
     def _do_return(self, seat: int, face: int) -> None:
@@ -384,11 +385,11 @@ class Game:
         self.move_in_trick[self.to_act] = _PASSED
         self.passes += 1
         # seats still playing other than the one whose play stands
-        others = 4 - len(self.finish_order) - (self.last_seat not in self.finish_order)
+        others = 4 - len(self.finish_order) - (self.table_seat not in self.finish_order)
         if self.passes >= others:  # trick over (R-5.3), wind if the winner is out (R-5.4)
-            winner = self.last_seat
+            winner = self.table_seat
             self.leader = winner if self.active(winner) else partner_of(winner)
-            self.last_action, self.last_seat, self.passes = -1, -1, 0
+            self.table_action, self.table_seat, self.passes = -1, -1, 0
             self.move_in_trick = [_NONE] * 4
             self.to_act = self.leader
         else:
@@ -403,7 +404,7 @@ class Game:
             played[f] += 1
             lc[f] += 1
         self.move_in_trick[seat] = _PLAYED
-        self.last_action, self.last_seat, self.passes = a, seat, 0
+        self.table_action, self.table_seat, self.passes = a, seat, 0
         self.last_play_of[seat] = a
         if not np.count_nonzero(hand):  # ~5x cheaper than hand.sum() at this size
             self.finish_order.append(seat)

@@ -80,13 +80,13 @@ def illegal_action_error(
     phase: Phase,
     hand: np.ndarray,
     level: int,
-    last_action: int,
+    table_action: int,
     table: int | None = None,
 ) -> IllegalActionError:
     """The error for an illegal ``action`` by ``seat``, worded for people."""
     reason = why_illegal(action, phase, hand, level)
     rule, why = REASONS[reason]
-    table_text = action_text(last_action, level) if last_action >= 0 else ""
+    table_text = action_text(table_action, level) if table_action >= 0 else ""
     why = why.format(max_id=T.NUM_ACTIONS - 1, seat=seat, table=table_text)
     what = (
         f"action {action}"

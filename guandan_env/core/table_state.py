@@ -41,8 +41,8 @@ class TableState:
     to_act: np.ndarray = _f((), np.int64, "the seat to act")
     deal_leader: np.ndarray = _f((), np.int64, "who leads the deal's first trick (R-7.4)")
     returning: np.ndarray = _f((), bool, "the decision is a tribute return (R-7.1)")
-    last_action: np.ndarray = _f((), np.int64, "the play to beat, -1 when leading")
-    last_seat: np.ndarray = _f((), np.int64, "who made it, -1 when leading")
+    table_action: np.ndarray = _f((), np.int64, "the play to beat, -1 when leading")
+    table_seat: np.ndarray = _f((), np.int64, "who made it, -1 when leading")
     passes: np.ndarray = _f((), np.int64, "passes since the play to beat")
     move_in_trick: np.ndarray = _f((4,), np.int64, "phase.TrickMove per seat, this trick")
     finish_place: np.ndarray = _f((4,), np.int64, "0 playing, else 1..4")
@@ -96,8 +96,8 @@ def table_state(games: list[Game]) -> TableState:
     s.deal_leader[:] = [g.deal_leader for g in games]
     s.returning[:] = [g.phase == Phase.RETURN for g in games]
     playing = [g.phase == Phase.PLAY for g in games]
-    s.last_action[:] = [g.last_action if p else -1 for g, p in zip(games, playing, strict=True)]
-    s.last_seat[:] = [g.last_seat if p else -1 for g, p in zip(games, playing, strict=True)]
+    s.table_action[:] = [g.table_action if p else -1 for g, p in zip(games, playing, strict=True)]
+    s.table_seat[:] = [g.table_seat if p else -1 for g, p in zip(games, playing, strict=True)]
     s.passes[:] = [g.passes for g in games]
     s.move_in_trick[:] = [g.move_in_trick for g in games]
     s.finish_order[:] = [[*g.finish_order, *[-1] * (4 - len(g.finish_order))] for g in games]

@@ -108,8 +108,8 @@ def encode(x: TableState, seat: np.ndarray, out: np.ndarray | None = None) -> np
     rows = np.arange(b)[:, None]
     rel = (seat[:, None] + _AR4) % 4  # (B, 4) absolute seat of relative k
     buf = np.zeros((b, OBS_DIM + 2), dtype=bool)  # last column: trash; even width (uint16 view)
-    following = (x.last_action >= 0) & ~x.returning  # a play to beat (R-5.2)
-    table_cards = x.last_cards[rows[:, 0], np.maximum(x.last_seat, 0)]
+    following = (x.table_action >= 0) & ~x.returning  # a play to beat (R-5.2)
+    table_cards = x.last_cards[rows[:, 0], np.maximum(x.table_seat, 0)]
     hands = x.hands[rows, rel]  # (B, 4, 54)
     played = x.played[rows, rel]
     counts = np.empty((b, _CARD_SETS, NUM_FACES), dtype=np.uint8)
@@ -127,13 +127,13 @@ def encode(x: TableState, seat: np.ndarray, out: np.ndarray | None = None) -> np
     high = flat >> 1
     high *= 255
     pairs += high
-    ta = np.where(following, x.last_action, 0)
+    ta = np.where(following, x.table_action, 0)
     team = seat % 2
     hot = np.empty((b, 28), dtype=np.int64)
     hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.uint8)  # at most 28 cards (R-7.1)
     hot[:, 4] = _S["table_kind"].start + _KIND[ta]
     hot[:, 5] = _S["table_value"].start + np.where(following, _VALUE[x.level, ta], NUM_KEYS)
-    hot[:, 6] = _S["table_seat"].start + np.where(following, (x.last_seat - seat) % 4, 4)
+    hot[:, 6] = _S["table_seat"].start + np.where(following, (x.table_seat - seat) % 4, 4)
     hot[:, 7:10] = _RM_OFF + x.move_in_trick[rows, rel[:, 1:]]
     hot[:, 10] = _S["deal_level"].start + x.level
     own_other = team[:, None] ^ _AR2  # (B, 2): own team, other team
@@ -228,8 +228,8 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     """Observation ``float32 (OBS_DIM,)`` of ``seat`` at table ``g``: equal to
     ``encode(table_state([g]), np.array([seat]))[0]``, computed with scalar Python (see the
     module docstring)."""
-    following = g.phase == _PLAY and g.last_action >= 0
-    sets = g.counts.take(_CARD_ROWS[seat, g.last_seat if following else 4], axis=0)
+    following = g.phase == _PLAY and g.table_action >= 0
+    sets = g.counts.take(_CARD_ROWS[seat, g.table_seat if following else 4], axis=0)
     unseen = sets[_UNSEEN_SET]
     np.subtract(_TWOS, np.add.reduce(sets[:_UNSEEN_SET], 0, dtype=np.uint8), out=unseen)
     out = np.zeros(OBS_DIM, dtype=np.float32)
@@ -243,11 +243,11 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     lt = g.leveling_team
     af = g.a_failures
     if following:
-        ta = g.last_action
+        ta = g.table_action
         table = [
             _TABLE_KIND + _KIND_L[ta],
             _TABLE_VALUE + _VALUE_L[g.level][ta],
-            _TABLE_SEAT + (g.last_seat - seat) % 4,
+            _TABLE_SEAT + (g.table_seat - seat) % 4,
         ]
         out[_BOMB_POWER] = _POWER_L[g.level][ta] / POWER_SCALE
     else:

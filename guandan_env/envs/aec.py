@@ -135,14 +135,14 @@ class SeatView:
 
 
 def seat_view(game: Game, seat: int) -> SeatView:
-    following = game.phase == _PLAY and game.last_action >= 0
+    following = game.phase == _PLAY and game.table_action >= 0
     return SeatView(
         seat=seat,
         level=game.level,
         hand=game.counts[seat].copy(),
         phase=game.phase,
-        table_action=game.last_action if following else -1,
-        table_seat=game.last_seat if following else -1,
+        table_action=game.table_action if following else -1,
+        table_seat=game.table_seat if following else -1,
         cards_left=game.cards_left(),
         finish_order=list(game.finish_order),
         levels=list(game.levels),
@@ -224,8 +224,8 @@ class raw_env(AECEnv):
             seat=g.to_act,
             level=RANK_TEXT[g.level],
             table=(
-                action_text(g.last_action, g.level)
-                if g.phase == _PLAY and g.last_action >= 0
+                action_text(g.table_action, g.level)
+                if g.phase == _PLAY and g.table_action >= 0
                 else None
             ),
         )
@@ -367,8 +367,8 @@ class raw_env(AECEnv):
             place = f" (finished {g.finish_order.index(s) + 1})" if s in g.finish_order else ""
             hand = format_hand(g.hands[s], g.level, mark_wild=True)
             out.append(f"{mark} seat {s} [team {s % 2}] {n:2d} cards{place}: {hand}")
-        if g.phase == _PLAY and g.last_action >= 0:
-            out.append(f"table: seat {g.last_seat} {action_text(g.last_action, g.level)}")
+        if g.phase == _PLAY and g.table_action >= 0:
+            out.append(f"table: seat {g.table_seat} {action_text(g.table_action, g.level)}")
         out.append("recent:")
         out += ["  " + line for line in self.log[-8:]]  # the omniscient view
         return "\n".join(out)

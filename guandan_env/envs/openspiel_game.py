@@ -209,7 +209,7 @@ class GuandanObserver:
         if state.game is None:
             return f"seat {player}: dealing"
         g = state.game
-        table = action_text(g.last_action, g.level) if g.last_action >= 0 else "lead"
+        table = action_text(g.table_action, g.level) if g.table_action >= 0 else "lead"
         hand = format_cards(np.repeat(np.arange(NUM_FACES), g.hands[player]), g.level)
         return f"seat {player} hand {hand} | table {table} | left {g.cards_left()}"
 

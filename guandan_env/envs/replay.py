@@ -100,7 +100,7 @@ def state_digest(game: Game) -> str:
         "phase": game.phase,
         "to_act": game.to_act,
         "leader": game.leader,
-        "last": [game.last_action, game.last_seat, game.passes],
+        "last": [game.table_action, game.table_seat, game.passes],
         "finish_order": game.finish_order,
         "history": game.history,
         "tributes": [[t.giver, t.receiver, t.face, t.returned] for t in game.tributes],
@@ -115,18 +115,9 @@ def state_digest(game: Game) -> str:
 
 def deal_summary(game: Game) -> dict:
     """The finished deal's result (``game.result``) and the levels after it, as JSON data."""
-    res = game.result
-    if res is None:
+    if game.result is None:
         raise ValueError("the deal is not over: no result yet")
-    return {
-        "order": list(res.order),
-        "winner_team": int(res.winner_team),
-        "gain": int(res.gain),
-        "double_down": bool(res.double_down),
-        "deal_level": int(res.deal_level),
-        "levels": list(game.levels),
-        "match_winner": res.match_winner,
-    }
+    return game.result.info()
 
 
 def input_digest(replay: Replay) -> str:
@@ -429,22 +420,6 @@ def replay_env(replay: Replay, verify: bool = True, **overrides: Any):
     return rec.env
 
 
-def deal_summary_from_info(info: dict, deal_level: int) -> dict:
-    """``deal_summary`` rebuilt from an env's ``infos[...]["deal_result"]`` (which does not
-    carry the deal's level: pass the level read before the deal's last action)."""
-    return _jsonable(
-        {
-            "order": info["order"],
-            "winner_team": info["winner_team"],
-            "gain": info["gain"],
-            "double_down": info["double_down"],
-            "deal_level": deal_level,
-            "levels": info["levels"],
-            "match_winner": info["match_winner"],
-        }
-    )
-
-
 def make_replay_env(replay: Replay, **overrides: Any):
     """A fresh wrapped AEC env reset to the replay's start (nothing played yet)."""
     from . import aec
@@ -511,7 +486,6 @@ class ReplayRecorder:
         game = raw.game
         mask = raw.action_mask()
         legal = action is not None and 0 <= int(action) < len(mask) and bool(mask[action])
-        deal_level = game.level
         env.step(action)  # raises for an illegal action in "raise" mode: nothing recorded
         if not legal:
             self.illegal = {"seat": int(game.to_act), "action": _jsonable(action)}
@@ -519,7 +493,7 @@ class ReplayRecorder:
         self.actions.append(int(action))
         res = raw.infos[agent].get("deal_result")
         if res is not None:
-            self.deals.append(deal_summary_from_info(res, deal_level))
+            self.deals.append(dict(res))
 
     def replay(self, meta: dict | None = None) -> Replay:
         """The recording so far (a finished game or not) as a :class:`Replay`."""

@@ -290,7 +290,7 @@ class VectorGuandanEnv:
         hand, level, last = (
             st.hands[i],
             int(st.level[i]),
-            int(st.last_action[i]),
+            int(st.table_action[i]),
         )
         return illegal_action_error(int(a[i]), seat, phase, hand, level, last, table=i)
 
@@ -328,8 +328,8 @@ class VectorGuandanEnv:
         st.played[idx, seat] += cards
         st.last_cards[idx, seat] = cards
         st.move_in_trick[idx, seat] = TrickMove.PLAYED
-        st.last_action[idx] = acts
-        st.last_seat[idx] = seat
+        st.table_action[idx] = acts
+        st.table_seat[idx] = seat
         st.passes[idx] = 0
         left = st.cards_left[idx, seat] - _SIZE[acts]
         st.cards_left[idx, seat] = left
@@ -357,15 +357,15 @@ class VectorGuandanEnv:
         p = st.passes[idx] + 1
         st.passes[idx] = p
         active = st.finish_place[idx] == 0
-        ls = st.last_seat[idx]
+        ls = st.table_seat[idx]
         rows = np.arange(idx.size)
         others = active.sum(1) - active[rows, ls]
         over = p >= others
         if over.any():
             ob, w = idx[over], ls[over]
             lead = np.where(active[rows[over], w], w, (w + 2) % 4)
-            st.last_action[ob] = -1
-            st.last_seat[ob] = -1
+            st.table_action[ob] = -1
+            st.table_seat[ob] = -1
             st.passes[ob] = 0
             st.move_in_trick[ob] = TrickMove.NONE
             st.to_act[ob] = lead
@@ -405,7 +405,7 @@ class VectorGuandanEnv:
         b = self.num_tables
         rows = np.arange(b)
         counts = st.hands[rows, st.to_act]
-        packed = play_masks_packed(counts, st.level, st.last_action)
+        packed = play_masks_packed(counts, st.level, st.table_action)
         ret = np.flatnonzero(st.returning)
         if ret.size:
             packed[ret] = pack_masks(return_masks(counts[ret], st.level[ret]))

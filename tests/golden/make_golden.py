@@ -56,17 +56,17 @@ def shows(name: str, replay, env) -> bool:
     if name == "a_failure":
         return game.levels[0] == 0 and game.a_failures[0] == 0 and "levels 2/" in log
     if name == "wind":
-        last_seat, out = -1, []
+        table_seat, out = -1, []
         for step in replay_steps(replay):
             g = step.game
             if (
                 step.action == 0
-                and g.last_action == -1
-                and last_seat in out
-                and g.leader == partner_of(last_seat)
+                and g.table_action == -1
+                and table_seat in out
+                and g.leader == partner_of(table_seat)
             ):
                 return True
-            last_seat, out = g.last_seat, list(g.finish_order)
+            table_seat, out = g.table_seat, list(g.finish_order)
         return False
     raise ValueError(name)
 
