@@ -433,3 +433,31 @@ def test_r2_1_env_explicit_leveling_team_is_kept():
         e = raw_env()
         e.reset(seed=seed, options={"previous_order": [3, 0, 2, 1], "leveling_team": 1})
         assert e.game.leveling_team == 1
+
+
+def test_r6_2_r6_3_r6_7_outcome_functions_are_pure_and_total():
+    """R-6 as pure functions (``core.outcome``): every finishing order of four seats is
+    decided after two (a 双下) or three seats, with gain 3/2/1; ``settle`` leaves its input
+    as it was, and a third failure at A resets that team to 2 (R-6.7)."""
+    import itertools
+
+    from guandan_env.core.outcome import MatchLevels, deal_result, settle
+
+    for order in itertools.permutations(range(4)):
+        order = list(order)
+        double = order[0] % 2 == order[1] % 2
+        assert deal_result(order[:1], 0) is None
+        assert (deal_result(order[:2], 0) is None) == (not double)  # R-6.2
+        res = deal_result(order[:3], 5)
+        assert res.order == order and res.winner_team == order[0] % 2 and res.deal_level == 5
+        assert res.gain == {1: 3, 2: 2, 3: 1}[order.index((order[0] + 2) % 4)]  # R-6.3
+    before = MatchLevels(levels=(A, 4), leveling_team=0, a_failures=(2, 0))
+    loss = deal_result([1, 0, 3], A)  # team 1 wins at team 0's A: team 0's third failure
+    after, res = settle(before, loss, deal_number=9, max_deals=None)
+    assert before == MatchLevels(levels=(A, 4), leveling_team=0, a_failures=(2, 0))
+    assert after.levels == (0, 6) and after.a_failures == (0, 0) and after.leveling_team == 1
+    assert res.a_failure_team == 0 and res.levels == (0, 6) and not after.match_over
+    won, res = settle(before, deal_result([0, 2], A), deal_number=9, max_deals=9)
+    assert won.match_over and won.match_winner == 0 and res.match_winner == 0  # R-6.6
+    capped, _ = settle(MatchLevels(), deal_result([1, 3], 0), deal_number=3, max_deals=3)
+    assert capped.match_over and capped.match_winner is None  # R-6.8: a draw

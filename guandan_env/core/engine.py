@@ -1,4 +1,5 @@
-"""The Guandan engine: deal, tribute, tricks, deal end, levels, match (RULES.md R-1, R-5..R-7).
+"""The Guandan engine: deal, tribute, tricks, deal end, levels, match (RULES.md R-1, R-5..R-7;
+the deal's end and the levels it settles, R-6, are the pure functions of ``outcome``).
 
 ``Game`` is plain state (numpy arrays and Python scalars) plus the rules functions that move
 it: copyable with ``copy.deepcopy``, picklable, and read directly by the observation encoder.
@@ -29,6 +30,14 @@ from .cards import (
 )
 from .choice import choose_cards, sf_loss
 from .illegal import IllegalActionError, illegal_action_error
+from .outcome import (  # noqa: F401  (DealResult, team_of, partner_of: re-exported)
+    DealResult,
+    MatchLevels,
+    deal_result,
+    partner_of,
+    settle,
+    team_of,
+)
 from .phase import Phase, TrickMove
 
 # enum members as module constants: ``Phase.X`` costs ~180 ns a lookup in Python 3.11
@@ -42,18 +51,7 @@ _DEAL_OVER, _MATCH_OVER, _PLAY, _RETURN, _NONE, _PASSED, _PLAYED = (
     TrickMove.PLAYED,
 )
 
-ACE = 12  # rank index of A: the top level (R-6.5)
 _ONES = np.ones(NUM_FACES, dtype=np.uint8)
-GAIN_BY_PARTNER_PLACE = {1: 3, 2: 2, 3: 1}  # partner second/third/last (R-6.3)
-MAX_A_FAILURES = 3  # R-6.7
-
-
-def team_of(seat: int) -> int:
-    return seat % 2
-
-
-def partner_of(seat: int) -> int:
-    return (seat + 2) % 4
 
 
 @dataclass
@@ -64,42 +62,6 @@ class Tribute:
     receiver: int
     face: int
     returned: int = -1
-
-
-@dataclass
-class DealResult:
-    order: list[int]  # full finishing order; in a 双下 the two losers follow in seat order
-    winner_team: int
-    gain: int  # levels the winning team earns (3/2/1), R-6.3
-    double_down: bool  # 双下 (R-6.2)
-    deal_level: int
-    match_winner: int | None = None
-    a_failure_team: int | None = None
-    levels: tuple[int, int] = (0, 0)  # both teams' levels after this deal settled them
-
-    def info(self) -> dict:
-        """The AEC env's ``infos[agent]["deal_result"]``, JSON-ready; levels are rank indices
-        (0 = 2 .. 12 = A, R-2.1), as everywhere else (``cards.RANK_TEXT`` words them)."""
-        return {
-            "order": [int(s) for s in self.order],
-            "winner_team": int(self.winner_team),
-            "gain": int(self.gain),
-            "double_down": bool(self.double_down),
-            "levels": [int(x) for x in self.levels],
-            "deal_level": int(self.deal_level),
-            "match_winner": self.match_winner,
-        }
-
-    def rewards(self, match_win_bonus: float = 0.0) -> np.ndarray:
-        """Per-seat deal reward: ±gain, zero-sum between teams (DESIGN.md), plus
-        ±``match_win_bonus`` when this deal decided the match (the envs' config key)."""
-        r = np.full(4, -self.gain, dtype=np.float32)
-        r[self.winner_team :: 2] = self.gain
-        if self.match_winner is not None and match_win_bonus:
-            r += np.where(np.arange(4) % 2 == self.match_winner, 1, -1) * np.float32(
-                match_win_bonus
-            )
-        return r
 
 
 class _CountRows:
@@ -415,49 +377,26 @@ class Game:
     # ------------------------------------------------------------------ end of deal (R-6)
     def finish_deal(self) -> bool:
         """End the deal if its finish order decides it (R-6.2): record ``result``, settle the
-        levels (R-6.5–R-6.8) and move to ``DEAL_OVER`` / ``MATCH_OVER``. Returns whether it
-        ended; the vector env calls it with the finish order its arrays reached."""
-        fo = self.finish_order
-        double = len(fo) >= 2 and team_of(fo[0]) == team_of(fo[1])
-        if not (double or len(fo) >= 3):
+        levels (R-6.4–R-6.8, ``outcome.settle``) and move to ``DEAL_OVER`` / ``MATCH_OVER``.
+        Returns whether it ended; the vector env calls it with the finish order its arrays
+        reached."""
+        result = deal_result(self.finish_order, self.level)
+        if result is None:
             return False
-        rest = [s for s in range(4) if s not in fo]
-        order = fo + rest
-        winner = team_of(order[0])
-        partner_place = order.index(partner_of(order[0]))
-        gain = GAIN_BY_PARTNER_PLACE[partner_place]
-        self.result = DealResult(
-            order=order,
-            winner_team=winner,
-            gain=gain,
-            double_down=double,
-            deal_level=self.level,
+        lt = self.leveling_team
+        before = MatchLevels(
+            levels=(int(self.levels[0]), int(self.levels[1])),
+            leveling_team=None if lt is None else int(lt),
+            a_failures=(int(self.a_failures[0]), int(self.a_failures[1])),
         )
-        self._settle_levels(self.result)
-        self.result.levels = (int(self.levels[0]), int(self.levels[1]))
+        match, self.result = settle(before, result, self.deal_number, self.max_deals)
+        self.levels, self.a_failures = list(match.levels), list(match.a_failures)
+        self.leveling_team = match.leveling_team
+        self.match_over = self.match_over or match.match_over
+        if match.match_winner is not None:
+            self.match_winner = match.match_winner
         self.phase = _MATCH_OVER if self.match_over else _DEAL_OVER
         return True
-
-    def _settle_levels(self, res: DealResult) -> None:
-        """R-6.5–R-6.8 in the order of R-6.7: match win, failure count, gain, reset."""
-        lt = self.leveling_team
-        at_a = lt is not None and self.level == ACE
-        if at_a and res.winner_team == lt and res.gain >= 2:
-            self.match_winner = lt
-            self.match_over = True
-            res.match_winner = lt
-            return
-        if at_a:
-            self.a_failures[lt] += 1
-            res.a_failure_team = lt
-        w = res.winner_team
-        self.levels[w] = min(ACE, self.levels[w] + res.gain)
-        if at_a and self.a_failures[lt] >= MAX_A_FAILURES:
-            self.levels[lt] = 0
-            self.a_failures[lt] = 0
-        self.leveling_team = w
-        if self.max_deals is not None and self.deal_number >= self.max_deals:
-            self.match_over = True  # capped match without a pass of A: a draw (R-6.8)
 
     def next_deal(self) -> None:
         """Start the following deal of the match, tribute from the last order (R-7)."""
