@@ -1,0 +1,461 @@
+"""The self-play trainer behind ``python -m experiments.selfplay`` (its docstring tells the
+run's stages): warm start, the PPO loop over ``VectorEnvRunner``s, league snapshots,
+evaluation beside training, checkpoints and resume.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from experiments.selfplay_config import RunConfig
+from experiments.selfplay_log import fmt_count, fmt_eval, fmt_time, progress_line
+from experiments.selfplay_rllib import build_algo_config, init_ray
+
+BC_ANCHOR = "bc"
+
+
+def _evaluate_task(
+    state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int, game: dict
+) -> dict[str, dict]:
+    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training)."""
+    import torch
+
+    from agents.candidate_net import CandidateAgent, net_from_state
+    from experiments.arena import evaluate
+
+    torch.set_num_threads(1)
+    agent = CandidateAgent(net_from_state(state, model_config), seed=seed, name="current")
+    config = {k: v for k, v in game.items() if k != "mode"}
+    out = {}
+    for opp in opponents:
+        stats = evaluate(agent, opp, n_pairs=pairs, seed=seed, mode="deal", config=config)
+        out[opp] = {k: v for k, v in stats.items() if k != "pair_gains"}
+    return out
+
+
+class SelfPlayTrainer:
+    """One run: warm start, PPO iterations, league, background evaluation, checkpoints."""
+
+    def __init__(self, cfg: RunConfig, run_dir: Path, resume: bool = False) -> None:
+        self.cfg, self.run_dir, self.resume = cfg, run_dir, resume
+        self.ckpt_root = run_dir / "checkpoints"
+        self.iteration = 0
+        self.env_steps = 0
+        self.game_steps = 0
+        self.elapsed = 0.0  # seconds of this run over all its sessions (warm start included)
+        self.warm_start_s = 0.0
+        self.league: list[tuple[str, dict[str, np.ndarray]]] = []
+        self.bc_state: dict[str, np.ndarray] | None = None
+        self.last_evals: dict[str, dict] = {}
+        self.last_checkpoint_iter = -1
+        self.pending_eval = None  # (ray ref, iteration, env_steps, time_s)
+        self.algo = None
+        self.log = None
+        self.model_config = cfg.model
+
+    # ------------------------------------------------------------------ setup
+    def setup(self) -> None:
+        import torch
+
+        torch.set_num_threads(self.cfg.torch_threads)
+        self._session_start = time.perf_counter()
+        init_ray(self.cfg.ray)
+        self._check_resources()
+        from experiments.selfplay_log import RunLogger
+
+        if self.resume:
+            self._restore_trainer_state()
+        else:
+            self._warm_start()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            logging.disable(logging.WARNING)  # RLlib's new-API-stack and deprecation notices
+            try:
+                self.algo = build_algo_config(self.cfg).build_algo()
+            finally:
+                logging.disable(logging.NOTSET)
+        if self.resume:
+            self._restore_algo()
+        elif self.bc_state is not None:
+            self._set_main_weights(self.bc_state)
+        self._update_anchor(install=True)
+        self.push_league()
+        self.log = RunLogger(
+            self.run_dir, (self.iteration, self.env_steps) if self.resume else None
+        )
+
+    def now(self) -> float:
+        """Seconds of this run so far, earlier sessions included."""
+        return self.elapsed + time.perf_counter() - self._session_start
+
+    def _check_resources(self) -> None:
+        """Fail fast instead of hanging: RLlib waits forever for CPUs that don't exist."""
+        import ray
+
+        runners = self.cfg.runners.num
+        learners = self.cfg.learners.num * self.cfg.learners.cpus_each
+        need = runners + learners
+        have = ray.cluster_resources().get("CPU", 0)
+        if need > have:
+            raise ValueError(
+                f"runners.num={runners} and learners.num × cpus_each={learners:g} need "
+                f"{need:g} CPUs but the Ray cluster has {have:g}; lower them (or raise "
+                "ray.num_cpus) or connect to a bigger cluster"
+            )
+
+    def _warm_start(self) -> None:
+        from agents.candidate_net import policy_state, save_policy
+        from experiments.bc import warm_start
+
+        ws = self.cfg.warm_start
+        if ws.decisions <= 0:
+            print("warm start: none (warm_start.decisions=0)", flush=True)
+            return
+        t0 = time.perf_counter()
+        print(f"warm start: {ws.decisions:,} heuristic decisions, then BC", flush=True)
+        net, record = warm_start(ws, self.model_config, self.cfg.seed, Path(self.cfg.cache_dir))
+        self.bc_state = policy_state(net)
+        out = self.run_dir / "bc"
+        out.mkdir(parents=True, exist_ok=True)
+        save_policy(out, net, self.model_config, {"bc": record})
+        (out / "bc.json").write_text(json.dumps(record, indent=2) + "\n")
+        self.warm_start_s = time.perf_counter() - t0
+        best = next(h for h in record["history"] if h["epoch"] == record["best_epoch"])
+        print(
+            f"warm start done in {fmt_time(self.warm_start_s)}: held-out agreement "
+            f"{best['agreement']:.1%} (data {record['data'].get('seconds', 0):.0f} s"
+            f"{', cached' if record['data'].get('from_cache') else ''})",
+            flush=True,
+        )
+
+    # ------------------------------------------------------------------ weights & league
+    def _on_learners(self, fn) -> list:
+        """``fn(learner)`` on every Learner (local or remote); their results."""
+        return [r.get() for r in self.algo.learner_group.foreach_learner(fn)]
+
+    def main_state(self) -> dict[str, np.ndarray]:
+        """The learner's ``CandidateNet`` weights."""
+        from experiments.vector_runner import strip_prefix
+
+        def get(learner):
+            from ray.rllib.core import DEFAULT_MODULE_ID
+
+            m = learner.module[DEFAULT_MODULE_ID].unwrapped()  # DDP wraps it (learners.num > 1)
+            return {k: v.detach().cpu().numpy().copy() for k, v in m.state_dict().items()}
+
+        return strip_prefix(self._on_learners(get)[0])
+
+    def _set_main_weights(self, state: dict[str, np.ndarray]) -> None:
+        import torch
+
+        def put(learner):
+            from ray.rllib.core import DEFAULT_MODULE_ID
+
+            net = learner.module[DEFAULT_MODULE_ID].unwrapped().net
+            net.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()})
+
+        self._on_learners(put)
+        self.algo.env_runner_group.foreach_env_runner(
+            lambda runner: runner.set_main_weights(state), local_env_runner=True
+        )
+
+    def anchor_coeff(self) -> float:
+        a = self.cfg.anchor
+        if self.bc_state is None or a.coeff <= 0:
+            return 0.0
+        decay = max(float(a.decay_samples), 1.0)
+        return a.coeff * max(0.0, 1.0 - self.env_steps / decay)
+
+    def _update_anchor(self, install: bool = False) -> None:
+        coeff = self.anchor_coeff()
+        state = self.bc_state if install else None
+        mc = dict(self.model_config)
+
+        def put(learner):
+            learner.set_anchor(state, mc, coeff)
+
+        self._on_learners(put)
+
+    def league_members(self) -> list[tuple[str, dict]]:
+        bc = [(BC_ANCHOR, self.bc_state)] if self.bc_state is not None else []
+        return bc + self.league
+
+    def take_snapshot(self) -> None:
+        self.league.append((f"iter_{self.iteration:06d}", self.main_state()))
+        keep = self.cfg.league.max_snapshots
+        self.league = self.league[-keep:] if keep > 0 else []
+        self.push_league()
+
+    def push_league(self) -> None:
+        members = self.league_members()
+        if not members:
+            return
+        self.algo.push_league(members)
+
+    # ------------------------------------------------------------------ checkpoints
+    def save_checkpoint(self) -> Path:
+        import torch
+
+        from agents.candidate_net import save_policy
+
+        path = self.ckpt_root / f"iter_{self.iteration:06d}"
+        if path.exists():
+            shutil.rmtree(path)
+        path.mkdir(parents=True)
+        self.algo.save_to_path(str(path.resolve()))
+        meta = {"run": self.cfg.name, "iteration": self.iteration, "env_steps": self.env_steps}
+        save_policy(path, self.main_state(), self.model_config, meta)
+        torch.save({n: s for n, s in self.league_members()}, path / "league.pt")
+        state = {
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "game_steps": self.game_steps,
+            "elapsed": self.now(),
+            "warm_start_s": self.warm_start_s,
+            "league": [n for n, _ in self.league],
+            "bc": self.bc_state is not None,
+        }
+        # written last: its presence marks a complete checkpoint
+        (path / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
+        self.last_checkpoint_iter = self.iteration
+        keep = self.cfg.checkpoint.keep
+        if keep > 0:
+            done = sorted(p for p in self.ckpt_root.glob("iter_*") if p.is_dir())
+            for old in done[:-keep]:
+                shutil.rmtree(old, ignore_errors=True)
+        return path
+
+    def _restore_trainer_state(self) -> None:
+        import torch
+
+        from agents.checkpoint import latest_checkpoint
+
+        ckpt = latest_checkpoint(self.run_dir)
+        if ckpt is None:
+            raise FileNotFoundError(f"--resume {self.run_dir}: no finished checkpoint to resume")
+        self._resume_ckpt = ckpt
+        state = json.loads((ckpt / "trainer_state.json").read_text())
+        self.iteration = int(state["iteration"])
+        self.env_steps = int(state["env_steps"])
+        self.game_steps = int(state["game_steps"])
+        self.elapsed = float(state["elapsed"])
+        self.warm_start_s = float(state.get("warm_start_s", 0.0))
+        saved = torch.load(ckpt / "league.pt", weights_only=False)
+        self.league = [(n, saved[n]) for n in state["league"]]
+        self.bc_state = saved.get(BC_ANCHOR) if state.get("bc") else None
+        self.last_checkpoint_iter = self.iteration
+
+    def _restore_algo(self) -> None:
+        import torch
+
+        from agents.checkpoint import POLICY_FILE
+
+        ckpt = self._resume_ckpt
+        self.algo.restore_from_path(str(ckpt.resolve()))
+        saved = torch.load(ckpt / POLICY_FILE, weights_only=True)["state_dict"]
+        self._set_main_weights({k: v.numpy() for k, v in saved.items()})
+        now = self.main_state()
+        bad = [k for k in saved if not np.array_equal(saved[k].numpy(), now[k])]
+        if bad:
+            raise RuntimeError(f"restoring {ckpt} did not restore the weights of {bad[:3]}")
+        print(
+            f"resumed {self.run_dir} from {ckpt.name}: iteration {self.iteration}, "
+            f"{fmt_count(self.env_steps)} samples, {fmt_time(self.elapsed)} of "
+            f"{fmt_time(self.cfg.stop.time_s or 0)} used",
+            flush=True,
+        )
+
+    # ------------------------------------------------------------------ evaluation
+    def start_eval(self, pairs: int):
+        import ray
+
+        task = ray.remote(num_cpus=0)(_evaluate_task)
+        return task.remote(
+            self.main_state(),
+            dict(self.model_config),
+            list(self.cfg.eval.opponents),
+            int(pairs),
+            self.cfg.seed + 7919,
+            dict(self.cfg.game),
+        )
+
+    def poll_eval(self, block: bool = False) -> dict[str, dict]:
+        import ray
+
+        if self.pending_eval is None:
+            return {}
+        ref, it, steps, t = self.pending_eval
+        ready, _ = ray.wait([ref], timeout=None if block else 0)
+        if not ready:
+            return {}
+        self.pending_eval = None
+        out = ray.get(ref)
+        for opp, stats in out.items():
+            self.log.evaluation(it, steps, opp, stats, time_s=t)
+        self.last_evals = out
+        return out
+
+    # ------------------------------------------------------------------ loop
+    def done(self) -> str | None:
+        s = self.cfg.stop
+        if s.iterations is not None and self.iteration >= s.iterations:
+            return "iterations"
+        if s.time_s is not None and self.now() >= s.time_s:
+            return "time"
+        if s.env_steps is not None and self.env_steps >= s.env_steps:
+            return "env_steps"
+        return None
+
+    def train_once(self) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        self._update_anchor()
+        self.algo.train()
+        dt = time.perf_counter() - t0
+        self.iteration += 1
+        info = self.algo.last_info
+        steps = int(info["env_steps"])
+        self.env_steps += steps
+        rm = info["runner_metrics"]
+        gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
+        self.game_steps += gsteps
+        ln = info["learner"]
+        row: dict[str, Any] = {
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "game_steps": self.game_steps,
+            "iter_s": dt,
+            "env_steps_per_s": steps / dt if dt > 0 else 0.0,
+            "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
+            "policy_loss": ln.get("policy_loss"),
+            "vf_loss": ln.get("vf_loss"),
+            "entropy": ln.get("entropy"),
+            "kl": ln.get("approx_kl"),
+            "clip_frac": ln.get("clip_frac"),
+            "anchor_kl": ln.get("anchor_kl"),
+            "anchor_coeff": ln.get("anchor_coeff"),
+            "vf_explained_var": ln.get("vf_explained_var"),
+            "league_size": len(self.league_members()),
+            "sample_wait_s": info.get("sample_wait_s"),
+            "eval_running": int(self.pending_eval is not None),  # it shares the CPUs
+            "learn_s": info.get("learn_s"),
+            # runner time inside sample(), summed over runners: wall and CPU
+            "runner_sample_s": sum(float(m.get("sample_s", 0.0)) for m in rm),
+            "runner_sample_cpu_s": sum(float(m.get("sample_cpu_s", 0.0)) for m in rm),
+            "load1": os.getloadavg()[0],  # machine load: throughput is shared with others
+        }
+        for kind in ("bc", "snapshot"):
+            games = sum(m.get(f"games_vs_{kind}", 0) for m in rm)
+            if games:
+                row[f"reward_vs_{kind}"] = (
+                    sum(
+                        m[f"reward_vs_{kind}"] * m[f"games_vs_{kind}"]
+                        for m in rm
+                        if f"games_vs_{kind}" in m
+                    )
+                    / games
+                )
+        return row
+
+    def run(self) -> dict[str, Any]:
+        self.setup()
+        c = self.cfg
+        r = c.runners
+        budget = c.stop.time_s
+        print(
+            f"run {self.run_dir}: {r.num} runner(s) x {r.tables} tables, "
+            f"{r.steps_per_call} steps/iteration, "
+            f"model trunk {self.model_config['trunk']} cand {self.model_config['cand']}; "
+            f"budget {fmt_time(budget) if budget else 'none'}",
+            flush=True,
+        )
+        reason = None
+        last_eval_t = self.now()
+        try:
+            while (reason := self.done()) is None:
+                row = self.train_once()
+                it = self.iteration
+                if c.league.snapshot_every and it % c.league.snapshot_every == 0:
+                    self.take_snapshot()
+                    row["league_size"] = len(self.league_members())
+                if c.checkpoint.every and it % c.checkpoint.every == 0:
+                    self.save_checkpoint()
+                evals = self.poll_eval()
+                every = c.eval.every_s
+                if every and self.pending_eval is None and self.now() - last_eval_t >= every:
+                    ref = self.start_eval(c.eval.pairs)
+                    self.pending_eval = (ref, it, self.env_steps, self.now())
+                    last_eval_t = self.now()
+                row["time_s"] = self.now()
+                self.log.iteration(row)
+                print(progress_line(row, evals, budget), flush=True)
+        except KeyboardInterrupt:
+            reason = "interrupted"
+            print("\ninterrupted: saving a checkpoint …", flush=True)
+        finally:
+            if self.algo is not None and self.iteration > 0:
+                if self.last_checkpoint_iter != self.iteration:
+                    path = self.save_checkpoint()
+                    print(f"checkpoint {path}", flush=True)
+        self.elapsed = self.now()
+        self._session_start = time.perf_counter()
+        summary = {
+            "run_dir": str(self.run_dir),
+            "stopped_by": reason,
+            "iterations": self.iteration,
+            "env_steps": self.env_steps,
+            "game_steps": self.game_steps,
+            "train_seconds": round(self.elapsed, 1),
+            "warm_start_seconds": round(self.warm_start_s, 1),
+            "env_steps_per_s": round(
+                self.env_steps / max(self.elapsed - self.warm_start_s, 1e-9), 1
+            ),
+            "checkpoint": str(self.ckpt_root / f"iter_{self.iteration:06d}"),
+        }
+        if reason == "interrupted":
+            self._write_summary(summary)
+            print(f"resume with: python -m experiments.selfplay --resume {self.run_dir}")
+            return summary
+        pairs = c.eval.final_pairs
+        if pairs > 0 and self.iteration > 0:
+            t = time.perf_counter()
+            import ray
+
+            print(f"final evaluation: {pairs} duplicate pairs per opponent …", flush=True)
+            final = ray.get(self.start_eval(pairs))
+            for opp, stats in final.items():
+                self.log.evaluation(self.iteration, self.env_steps, opp, stats, self.elapsed)
+                print("final " + fmt_eval(opp, stats), flush=True)
+            summary["final_eval"] = final
+            summary["final_eval_seconds"] = round(time.perf_counter() - t, 1)
+        self._write_summary(summary)
+        print(
+            f"done ({reason}): {self.iteration} iterations, {fmt_count(self.env_steps)} samples "
+            f"in {fmt_time(self.elapsed)} (warm start {fmt_time(self.warm_start_s)}; "
+            f"{summary['env_steps_per_s']:.0f} samples/s after it); checkpoint "
+            f"{summary['checkpoint']}",
+            flush=True,
+        )
+        return summary
+
+    def _write_summary(self, summary: dict) -> None:
+        tmp = self.run_dir / "summary.json.tmp"
+        tmp.write_text(json.dumps(summary, indent=2) + "\n")
+        tmp.replace(self.run_dir / "summary.json")
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
+        if self.algo is not None:
+            try:
+                self.algo.stop()
+            except Exception:  # noqa: BLE001 - shutting down; nothing left to save
+                pass
