@@ -8,7 +8,8 @@ their one caller; the batched env reaches them through it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def partner_of(seat: int) -> int:
     return (seat + 2) % 4
 
 
-@dataclass
+@dataclass(slots=True)
 class DealResult:
     order: list[int]  # full finishing order; in a 双下 the two losers follow in seat order
     winner_team: int
@@ -61,11 +62,11 @@ class DealResult:
         return r
 
 
-@dataclass(frozen=True)
-class MatchLevels:
+class MatchLevels(NamedTuple):
     """What a deal's result changes in a match: both teams' levels (rank indices, R-2.1),
     the leveling team (``None`` before the first deal), failures at A per team, and
-    whether (and by whom) the match is decided."""
+    whether (and by whom) the match is decided. Immutable (a named tuple: cheap to build
+    once per deal in the batched env)."""
 
     levels: tuple[int, int] = (0, 0)
     leveling_team: int | None = None
@@ -104,9 +105,12 @@ def settle(
     ``a_failure_team`` and the settled ``levels`` filled in."""
     lt = match.leveling_team
     at_a = lt is not None and result.deal_level == ACE
+    out = DealResult(
+        result.order, result.winner_team, result.gain, result.double_down, result.deal_level
+    )
     if at_a and result.winner_team == lt and result.gain >= 2:
-        done = replace(match, match_over=True, match_winner=lt)
-        return done, replace(result, match_winner=lt, levels=match.levels)
+        out.match_winner, out.levels = lt, match.levels
+        return match._replace(match_over=True, match_winner=lt), out
     levels, fails = list(match.levels), list(match.a_failures)
     failed = lt if at_a else None
     if failed is not None:
@@ -116,10 +120,6 @@ def settle(
     if failed is not None and fails[failed] >= MAX_A_FAILURES:
         levels[failed], fails[failed] = 0, 0
     capped = max_deals is not None and deal_number >= max_deals  # a draw (R-6.8)
-    new = MatchLevels(
-        levels=(levels[0], levels[1]),
-        leveling_team=w,
-        a_failures=(fails[0], fails[1]),
-        match_over=capped,
-    )
-    return new, replace(result, a_failure_team=failed, levels=new.levels)
+    new = MatchLevels((levels[0], levels[1]), w, (fails[0], fails[1]), capped)
+    out.a_failure_team, out.levels = failed, new.levels
+    return new, out

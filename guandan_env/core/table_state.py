@@ -2,11 +2,11 @@
 
 ``TableState`` holds ``B`` tables as numpy arrays (leading axis ``B``), as pgx's ``State``
 does. The vector env keeps its tables in one; the observation encoder reads one directly;
-``table_state(games)`` writes ``engine.Game``s into one (the single-table engine keeps its
-own Python fields for speed, and tests hold the two equal field by field). Each field
-declares once, in its metadata, its per-table shape, dtype and meaning and how it reads off a
-``Game``; ``zeros`` allocates from them and ``table_state`` copies through them. Seats are
-absolute; ``-1`` marks "none".
+``write_games`` / ``table_state(games)`` write ``engine.Game``s into one (the single-table
+engine keeps its own Python fields for speed, and tests hold the two equal field by field).
+Each field declares once, in its metadata, its per-table shape, dtype and meaning and how it
+reads off a ``Game``; ``zeros`` allocates from them and ``write_games`` copies through them.
+Seats are absolute; ``-1`` marks "none".
 """
 
 from __future__ import annotations
@@ -42,10 +42,15 @@ def _playing(g: Game) -> bool:
     return g.phase == Phase.PLAY
 
 
+_NO_TRIBUTE = ([-1] * 4, [False] * 4, [-1] * 4, [-1] * 4, [0, 0], [0, 0], 0, 0)
+
+
 def _tribute_row(g: Game) -> tuple:
     """The tribute fields of a game: ``Game.tribute_facts()`` (4 per-seat lists), then the
     receivers and givers of the returns (made first, then due; R-7.2), how many are due in
     all and how many are made."""
+    if not g.tributes:
+        return _NO_TRIBUTE
     done = [k for k, t in enumerate(g.tributes) if t.returned >= 0]
     order = done + [k for k in g.pending_returns if k not in done]
     pad = [0] * (2 - len(order[:2]))
@@ -147,20 +152,29 @@ class TableState:
 FIELD_NAMES = tuple(f.name for f in fields(TableState))
 
 
-def table_state(games: list[Game]) -> TableState:
-    """The deals of ``games`` (``engine.Game``, at any point of play) as a ``TableState``:
-    each field's declared ``of_game`` value, one numpy assignment per field over all games.
-    The vector env loads every new deal through this."""
-    s = TableState.zeros(len(games))
+# (field name, of_game, item) of every field, read once
+_SOURCES = tuple((f.name, f.metadata["of_game"], f.metadata["item"]) for f in fields(TableState))
+
+
+def write_games(state: TableState, idx: np.ndarray, games: list[Game]) -> None:
+    """Write the deals of ``games`` (``engine.Game``, at any point of play) into the tables
+    ``idx`` of ``state``: each field's declared ``of_game`` value, one numpy assignment per
+    field over all games. The vector env loads every new deal through this."""
     if not games:
-        return s
+        return
     rows: dict[Callable, list] = {}  # functions that give several fields: once per game
-    for f in fields(TableState):
-        of_game, item = f.metadata["of_game"], f.metadata["item"]
+    for name, of_game, item in _SOURCES:
         if item is None:
-            getattr(s, f.name)[:] = [of_game(g) for g in games]
-            continue
-        if of_game not in rows:
-            rows[of_game] = [of_game(g) for g in games]
-        getattr(s, f.name)[:] = [r[item] for r in rows[of_game]]
+            values = [of_game(g) for g in games]
+        else:
+            if of_game not in rows:
+                rows[of_game] = [of_game(g) for g in games]
+            values = [r[item] for r in rows[of_game]]
+        getattr(state, name)[idx] = values
+
+
+def table_state(games: list[Game]) -> TableState:
+    """The deals of ``games`` as a new ``TableState`` (``write_games`` into zeros)."""
+    s = TableState.zeros(len(games))
+    write_games(s, np.arange(len(games)), games)
     return s

@@ -60,7 +60,7 @@ from ..core import validate
 from ..core.engine import Game
 from ..core.illegal import IllegalActionError, illegal_action_error
 from ..core.phase import Phase, TrickMove
-from ..core.table_state import FIELD_NAMES, TableState, table_state
+from ..core.table_state import TableState, write_games
 from ..core.vector_choice import batch_choose_cards
 from ..core.vector_mask import (
     MASK_BYTES,
@@ -216,9 +216,7 @@ class VectorGuandanEnv:
         """Copy the freshly started deals of ``games`` into the tables at ``idx``."""
         if len(games) == 0:
             return
-        new = table_state(games)
-        for name in FIELD_NAMES:
-            getattr(self.state, name)[idx] = getattr(new, name)
+        write_games(self.state, idx, games)
 
     # ------------------------------------------------------------------ step
     def step(self, actions: np.ndarray):
