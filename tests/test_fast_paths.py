@@ -139,3 +139,36 @@ def test_engine_mask_cache_follows_hand_changes():
     assert np.array_equal(g.legal_mask(), movegen.lead_mask(g.hands[seat], g.level))
     g.level = (g.level + 1) % 13  # a level change, too
     assert np.array_equal(g.legal_mask(), movegen.lead_mask(g.hands[seat], g.level))
+
+
+def _windows_broken(counts: list[int], face: int, wilds: int, wild_face: int) -> int:
+    """Readable oracle of ``choice.sf_loss``: count, window by window, the straight flushes
+    in the face's suit through its rank that the wildcards complete exactly now (removing the
+    face's single copy would break them)."""
+    if counts[face] != 1 or face >= 52 or face == wild_face:
+        return 0
+    r, s = divmod(face, 4)
+    broken = 0
+    for key in T.seq_keys(T.STRAIGHT_FLUSH):
+        ranks = T.seq_ranks(T.STRAIGHT_FLUSH, key)
+        if r not in ranks:
+            continue
+        missing = sum(1 for q in ranks if q * 4 + s == wild_face or counts[q * 4 + s] == 0)
+        broken += missing == wilds
+    return broken
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_r3_3_straight_flush_loss_table_equals_window_count(level):
+    """The loss table card choice reads (``choice.LOSS``, scalar and batched) equals a
+    window-by-window count on random hands with 0, 1 and 2 wildcards (DESIGN.md: suits)."""
+    from guandan_env.core.choice import sf_loss
+
+    rng = np.random.default_rng(500 + level)
+    wild = level * 4 + HEARTS
+    for k in range(HANDS_PER_LEVEL):
+        wilds = k % 3
+        hand = random_hand(rng, level, wilds).tolist()
+        for face in range(RJ_FACE + 1):
+            want = _windows_broken(hand, face, wilds, wild)
+            assert sf_loss(hand, face, wilds, wild) == want, (level, hand, face)

@@ -21,35 +21,60 @@ import numpy as np
 from . import actions as T
 from .cards import BJ_FACE, BJ_RANK, NUM_NATURAL_RANKS, RJ_FACE, RJ_RANK, wildcard_face
 
-# Straight-flush windows as lists of rank indices (ace low = 12), and per rank the windows
-# that contain it.
-_SF_WINDOWS = [T.seq_ranks(T.STRAIGHT_FLUSH, k) for k in T.seq_keys(T.STRAIGHT_FLUSH)]
-_WINDOWS_OF_RANK = [[w for w in _SF_WINDOWS if r in w] for r in range(NUM_NATURAL_RANKS)]
+# The straight-flush loss of a face (rule 3) depends only on its suit's presence bits along
+# the rank line and the wildcards left, so it is one lookup: ``LOSS[rank * 3 + wilds, bits]``
+# with ``bits`` a 14-bit word (bit 0 the ace played low, bit ``r + 1`` rank ``r``). The
+# batched choice (``vector_choice``) reads the same table; the tests check it against a
+# window-by-window count.
+_NBITS = NUM_NATURAL_RANKS + 1  # 14 positions on the rank line, ace twice
+RANK_BIT = [1 << (r + 1) for r in range(NUM_NATURAL_RANKS)]
+RANK_BIT[12] |= 1  # the ace is also the low end of A-2-3-4-5
 
 
-def _missing(counts: list[int], suit: int, window: list[int], wild_face: int) -> int:
-    """Cards of a straight-flush window in ``suit`` that the hand lacks (♥N not counted)."""
-    missing = 0
-    for r in window:
-        f = r * 4 + suit
-        if f == wild_face or counts[f] == 0:
-            missing += 1
-    return missing
+def _window_masks() -> list[int]:
+    """14-bit masks of the straight-flush windows (highest rank 5..A)."""
+    return [
+        sum(1 << p for p in range(key - 3, key + 2))  # positions key-3..key+1
+        for key in T.seq_keys(T.STRAIGHT_FLUSH)
+    ]
+
+
+def _loss_table() -> np.ndarray:
+    """``uint8 (13 * 3, 2**14)``: per rank ``r`` and wildcards left ``wl``, the windows
+    through ``r`` whose missing count equals ``wl`` — completable now, not once the single
+    copy of the face at ``r`` is removed."""
+    bits = np.arange(1 << _NBITS, dtype=np.int64)
+    windows = _window_masks()
+    lut = np.zeros((NUM_NATURAL_RANKS * 3, 1 << _NBITS), dtype=np.uint8)
+    for r in range(NUM_NATURAL_RANKS):
+        positions = {r + 1} | ({0} if r == 12 else set())
+        through = [w for w in windows if any(w >> p & 1 for p in positions)]
+        for wl in range(3):
+            acc = np.zeros(bits.size, dtype=np.uint8)
+            for w in through:
+                missing = 5 - np.bitwise_count(bits & w)
+                acc += (missing == wl).astype(np.uint8)
+            lut[r * 3 + wl] = acc
+    return lut
+
+
+LOSS = _loss_table()
+LOSS.setflags(write=False)
 
 
 def sf_loss(counts: list[int], face: int, wilds: int, wild_face: int) -> int:
     """Straight-flush windows the hand could complete that removing one copy of ``face``
-    would break (0 when the face is held twice)."""
+    would break (0 when the face is held twice): a window the wildcards complete exactly
+    (missing == wilds) is broken, one with spare wildcards is not."""
     if counts[face] != 1 or face >= BJ_FACE or face == wild_face:
         return 0
     r, s = divmod(face, 4)
-    loss = 0
-    for w in _WINDOWS_OF_RANK[r]:
-        # removing the held face adds one missing card: a window the wildcards complete
-        # exactly (missing == wilds) is broken, one with spare wildcards is not
-        if _missing(counts, s, w, wild_face) == wilds:
-            loss += 1
-    return loss
+    bits = 0
+    for rr in range(NUM_NATURAL_RANKS):
+        f = rr * 4 + s
+        if counts[f] and f != wild_face:
+            bits |= RANK_BIT[rr]
+    return int(LOSS[r * 3 + wilds, bits])
 
 
 def pick_face(counts: list[int], rank: int, wilds: int, wild_face: int) -> int:

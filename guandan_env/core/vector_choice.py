@@ -7,9 +7,8 @@ switched to another suit). This module runs the same greedy over *card slots* in
 over tables: an action plays at most 8 natural cards, so the loop has at most 8 passes, each
 vectorised over the tables still picking.
 
-The straight-flush loss of a face depends only on its suit's presence bits along the rank
-line and the wildcards left, so it is one lookup: ``LOSS[rank * 3 + wilds_left, bits]`` with
-``bits`` a 14-bit word (bit 0 the ace played low, bit ``r + 1`` rank ``r``).
+The straight-flush loss of a face is ``choice.LOSS`` (one lookup by rank, wildcards left and
+the suit's 14-bit presence word), the table the scalar choice reads too.
 """
 
 from __future__ import annotations
@@ -18,40 +17,10 @@ import numpy as np
 
 from . import actions as T
 from .cards import BJ_FACE, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, RJ_FACE, wildcard_face
+from .choice import _NBITS, LOSS, RANK_BIT
 
 MAX_SLOTS = 8
-_NBITS = NUM_NATURAL_RANKS + 1  # 14 positions on the rank line, ace twice
 _TRASH = 54  # scratch column for padded scatters
-
-
-def _window_masks() -> list[int]:
-    """14-bit masks of the straight-flush windows (highest rank 5..A)."""
-    masks = []
-    for key in T.seq_keys(T.STRAIGHT_FLUSH):
-        masks.append(sum(1 << p for p in range(key - 3, key + 2)))  # positions key-3..key+1
-    return masks
-
-
-def _loss_table() -> np.ndarray:
-    """``uint8 (13 * 3, 2**14)``: windows through rank ``r`` whose missing count equals the
-    wildcards left (completable now, not after removing the single copy) — ``choice.sf_loss``."""
-    bits = np.arange(1 << _NBITS, dtype=np.int64)
-    windows = _window_masks()
-    lut = np.zeros((NUM_NATURAL_RANKS * 3, 1 << _NBITS), dtype=np.uint8)
-    for r in range(NUM_NATURAL_RANKS):
-        positions = {r + 1} | ({0} if r == 12 else set())
-        through = [w for w in windows if any(w >> p & 1 for p in positions)]
-        for wl in range(3):
-            acc = np.zeros(bits.size, dtype=np.uint8)
-            for w in through:
-                missing = 5 - np.bitwise_count(bits & w)
-                acc += (missing == wl).astype(np.uint8)
-            lut[r * 3 + wl] = acc
-    return lut
-
-
-LOSS = _loss_table()
-LOSS.setflags(write=False)
 
 
 def _slot_table() -> np.ndarray:
@@ -86,8 +55,7 @@ _NAT_RJ = T.NAT[:, 14].astype(np.uint8)
 _WILDS = T.WILDS.astype(np.uint8)
 _AR4 = np.arange(4, dtype=np.int64)
 _AR4_U8 = np.arange(4, dtype=np.uint8)
-_RANK_BIT = (1 << (np.arange(NUM_NATURAL_RANKS, dtype=np.int64) + 1)).copy()
-_RANK_BIT[12] |= 1  # the ace is also the low end of A-2-3-4-5
+_RANK_BIT = np.array(RANK_BIT, dtype=np.int64)
 
 
 def suit_bits(hand: np.ndarray) -> np.ndarray:
