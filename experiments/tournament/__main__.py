@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from typing import Any
 
 from .report import format_tables
 from .run import run_tournament
+
+# the library's defaults are the command line's (one source: ``run_tournament``'s signature)
+DEFAULTS = {
+    name: p.default
+    for name, p in inspect.signature(run_tournament).parameters.items()
+    if p.default is not inspect.Parameter.empty
+}
 
 
 def _csv_list(text: str | None) -> list[str] | None:
@@ -20,9 +28,11 @@ def main(argv: list[str] | None = None) -> int:
         description="Duplicate-deal round-robin tournament between agents, with ratings.",
     )
     p.add_argument("agents", nargs="+", help="agent specs: random, heuristic, checkpoint:PATH …")
-    p.add_argument("--pairs", type=int, default=100, help="duplicate pairs per matchup")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--mode", choices=("deal", "match"), default="deal")
+    p.add_argument(
+        "--pairs", type=int, default=DEFAULTS["pairs"], help="duplicate pairs per matchup"
+    )
+    p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
+    p.add_argument("--mode", choices=("deal", "match"), default=DEFAULTS["mode"])
     p.add_argument("--random-levels", action="store_true", help="deal mode: draw team levels")
     p.add_argument(
         "--random-tribute",
@@ -33,7 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--leveling-team", type=int, choices=(0, 1))
     p.add_argument("--previous-order", help="previous deal's finishing order, e.g. 0,2,1,3")
     p.add_argument("--max-deals", type=int, help="match mode: cap on deals per match (draw)")
-    p.add_argument("--workers", type=int, default=2, help="worker processes (1: in-process)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=DEFAULTS["workers"],
+        help="worker processes (1: in-process)",
+    )
     p.add_argument(
         "--address", help="run games as Ray tasks on this cluster ('local' to start one)"
     )
