@@ -323,3 +323,22 @@ def test_files_of_another_env_version_are_refused(tmp_path):
     del payload["env_version"]
     torch.save(payload, path)
     load_policy_file(path)  # written before versions: accepted (dimensions still checked)
+
+
+def test_game_seed_reset_option_restarts_a_recorded_game():
+    """Issue 13: ``reset(options={"game_seed": N})`` (documented) deals what the engine seed N
+    deals; replays restart unseeded games with it instead of patching the env."""
+    env = guandan_env.env(random_tribute=True)
+    env.reset()  # no seed: the env draws one
+    first = env.unwrapped.game
+    again = guandan_env.env(random_tribute=True)
+    again.reset(options={"game_seed": first.seed})
+    assert again.unwrapped.game.seed == first.seed
+    np.testing.assert_array_equal(again.unwrapped.game.hands, first.hands)
+    with pytest.raises(ValueError, match="not both"):
+        again.reset(seed=1, options={"game_seed": 5})
+    with pytest.raises(ValueError, match="game_seed"):
+        again.reset(options={"game_seed": -1})
+    rec = ReplayRecorder(guandan_env.env())
+    rec.reset(options={"game_seed": 12345})
+    assert rec.replay().options == {} and rec.replay().game_seed == 12345

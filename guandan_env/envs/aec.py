@@ -40,7 +40,9 @@ Scenarios: ``reset(seed=..., options=...)`` with any of ``hands`` (4 card string
 hands allowed), ``levels`` (team 0's and team 1's level, e.g. ``["5", "A"]``),
 ``leveling_team``, ``previous_order`` (last deal's finishing order; tribute is applied),
 ``leader``, ``a_failures`` (per team). Missing keys come from the seed; the same seed and
-actions give the same trajectory.
+actions give the same trajectory. ``options={"game_seed": N}`` starts the episode the engine
+seed ``N`` deals (``env.unwrapped.game.seed`` of a recorded game: how replays restart a game
+whose env was reset without a seed); later resets continue from it.
 
 Tribute is given automatically (R-7.1/7.6); each return is the receiving agent's decision
 (``return`` actions), then play starts with the leader of R-7.4.
@@ -88,6 +90,7 @@ _PLAY, _RETURN = Phase.PLAY, Phase.RETURN
 __doc__ = __doc__.replace("{spec}", spec_table())
 
 AGENTS = [f"player_{i}" for i in range(4)]
+GAME_SEED = "game_seed"  # the reset option that names the engine seed itself
 
 
 @dataclass(eq=False, slots=True)
@@ -187,6 +190,14 @@ class raw_env(AECEnv):
         # everything is checked before the episode RNG is touched: a refused reset leaves
         # the next reset() dealing what it would have dealt
         seed = validate.seed(seed)
+        if isinstance(options, dict) and GAME_SEED in options:
+            options = dict(options)
+            game_seed = validate.integer(options.pop(GAME_SEED), GAME_SEED, 0, 2**63 - 1)
+            if seed is not None:
+                raise ValueError(f"reset takes a seed or options['{GAME_SEED}'], not both")
+            self._start(game_seed, check_options(options))
+            self._episode_rng = np.random.default_rng(game_seed)
+            return
         options = check_options(options)
         rng = np.random.default_rng(seed) if seed is not None else self._episode_rng
         state = rng.bit_generator.state
@@ -196,13 +207,6 @@ class raw_env(AECEnv):
             rng.bit_generator.state = state
             raise
         self._episode_rng = rng
-
-    def reset_to_game(self, game_seed: int, options: dict | None = None) -> None:
-        """Start the episode a recorded engine seed deals (replays of an env that was reset
-        without a seed); the episode RNG then continues from that seed."""
-        game_seed = validate.integer(game_seed, "game_seed", 0, 2**63 - 1)
-        self._start(game_seed, check_options(options))
-        self._episode_rng = np.random.default_rng(game_seed)
 
     def _start(self, game_seed: int, options: dict) -> None:
         self.game = start_scenario(game_seed, self.config, options)

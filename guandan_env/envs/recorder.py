@@ -48,7 +48,8 @@ class ReplayRecorder:
         """Start a new recording of an env that was just reset with ``seed`` and ``options``
         (for envs reset before they were wrapped)."""
         self.seed = None if seed is None else int(seed)
-        self.options = _jsonable(dict(options or {}))
+        # the engine seed is recorded as the replay's game_seed, not as a scenario option
+        self.options = _jsonable({k: v for k, v in (options or {}).items() if k != "game_seed"})
         self.actions, self.deals, self.illegal = [], [], None
         self._started = True
 

@@ -156,6 +156,5 @@ def make_replay_env(replay: Replay, **overrides: Any):
     else:
         # the recorded env continued its own RNG (reset without a seed): start from the
         # recorded engine seed directly
-        env.unwrapped.reset_to_game(replay.game_seed, options=replay.options or None)
-        env._has_reset = True
+        env.reset(options={**replay.options, aec.GAME_SEED: replay.game_seed})
     return env
