@@ -32,7 +32,7 @@ def _f(
     item: int | None = None,
 ):
     """A field: its per-table shape and dtype, its meaning, and its value for one
-    ``engine.Game`` (what ``table_state`` writes): ``of_game(g)``, or ``of_game(g)[item]``
+    ``engine.Game`` (what ``write_games`` writes): ``of_game(g)``, or ``of_game(g)[item]``
     where one function gives several fields (computed once per game)."""
     meta = {"shape": shape, "dtype": np.dtype(dtype), "doc": doc}
     return field(metadata={**meta, "of_game": of_game, "item": item})
