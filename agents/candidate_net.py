@@ -14,10 +14,10 @@ operations (``scatter_reduce`` / ``index_add``), never padded, so the cost of a 
 follows its number of legal actions (mean ~6, max 793), not the table's 2,243 ids. An
 illegal action has no logit at all: probability exactly 0.
 
-The same class serves the RLlib learner (wrapped by ``experiments.candidate_ppo``), the env
-runner's batched acting, frozen league members, behaviour cloning and the ``checkpoint:PATH``
-agent; this module imports no Ray. ``model.features`` switches input blocks off (zeroed) for
-ablations.
+The same class serves the RLlib learner (wrapped by ``experiments.selfplay.rllib.learner``),
+the env runner's batched acting, frozen league members, behaviour cloning and the
+``checkpoint:PATH`` agent; this module imports no Ray. ``model.features`` switches input
+blocks off (zeroed) for ablations.
 """
 
 from __future__ import annotations

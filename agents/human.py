@@ -3,7 +3,7 @@
 ``HumanPlayer`` shows the seat's hand in level order (``*`` marks the ♥ wildcards), the play to
 beat, the cards left per seat and the legal plays, numbered (each wildcard reading of the same
 cards is a separate choice), and reads the choice from a ``Console``. Used by
-``python -m experiments.play``.
+``python -m experiments.hosts.play``.
 """
 
 from __future__ import annotations

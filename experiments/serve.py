@@ -16,7 +16,7 @@ disconnect never stalls the table — that decision (after a disconnect: every d
 the client reconnects to its path) is made by ``--fallback`` (default ``heuristic``), and the
 fault is recorded with the game. Results go to ``--out`` as ``results.jsonl`` (one row per
 game, the tournament's record plus seats and faults) and ``summary.json``; ``--save-replays``
-writes each game's replay (``python -m experiments.replay FILE``).
+writes each game's replay (``python -m experiments.hosts.replay FILE``).
 
 The server binds to 127.0.0.1 unless ``--host`` says otherwise, reads at most 64 KiB per
 message, and checks every reply before using it.
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import make_agent
-from experiments.arena import derive_seed, game_config, pair_seed, play_game
+from experiments.evaluation.duplicate import derive_seed, game_config, pair_seed, play_game
 from guandan_env.core import actions as T
 from guandan_env.core.phase import Phase
 from guandan_env.encoding import protocol as P

@@ -185,8 +185,8 @@ print("\\n".join(env.unwrapped.log[-3:]))"""),
 
 Any env game can be saved as a JSON replay (seed, scenario, actions and check values of the
 final state). Replaying reproduces the game exactly; a replay that does not is refused. On
-the command line: `python -m experiments.replay FILE` shows a replay step by step, and
-`python -m experiments.play --save-replay FILE` saves a game you play in the terminal.
+the command line: `python -m experiments.hosts.replay FILE` shows a replay step by step, and
+`python -m experiments.hosts.play --save-replay FILE` saves a game you play in the terminal.
 """),
     code("""
 import tempfile
@@ -222,13 +222,15 @@ TOURNAMENT = [
 
 Agents are compared in **duplicate** pairs: each seed is played twice with the same cards,
 the two teams swapping seats, so card luck cancels within a pair
-(`experiments/arena.py`). `experiments.tournament` runs a round robin of such pairs and
-writes `results.jsonl` (one line per game), `summary.json`/`summary.csv` (per matchup, with
-95% bootstrap intervals over pairs), `ratings.csv` (Bradley–Terry on the Elo scale) and two
+(`experiments/evaluation/duplicate.py`). `experiments.evaluation.tournament` runs a round
+robin of such pairs and writes `results.jsonl` (one line per game),
+`summary.json`/`summary.csv` (per matchup, with 95% bootstrap intervals over pairs),
+`ratings.csv` (Bradley–Terry on the Elo scale) and two
 plots. This notebook runs a small tournament, loads its files and plots ratings and
 level-gain distributions. Raise `PAIRS` (hundreds to thousands) for real comparisons; the
 command line equivalent is
-`python -m experiments.tournament heuristic random --pairs 1000 --random-tribute --name h_vs_r`.
+`python -m experiments.evaluation.tournament heuristic random --pairs 1000 --random-tribute
+--name h_vs_r`.
 """),
     code(SETUP),
     code("""
@@ -238,7 +240,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from experiments.tournament import format_tables, run_tournament
+from experiments.evaluation.tournament import format_tables, run_tournament
 
 AGENTS = ["heuristic", "random"]  # any specs: random, heuristic, checkpoint:PATH
 PAIRS = 12  # duplicate pairs per matchup: small for CI
@@ -444,12 +446,12 @@ pd.read_csv(RUN / "eval.csv")"""),
 ## The checkpoint as an agent
 
 `checkpoint:PATH` (a run directory means its newest checkpoint) is an agent spec like
-`random` or `heuristic`: use it in tournaments, `experiments.arena.evaluate`, or play
-against it with `python -m experiments.play --opponents checkpoint:runs/nb_smoke`.
+`random` or `heuristic`: use it in tournaments, `experiments.evaluation.duplicate.evaluate`, or play
+against it with `python -m experiments.hosts.play --opponents checkpoint:runs/nb_smoke`.
 """),
     code("""
 from agents.registry import make_agent
-from experiments.arena import evaluate
+from experiments.evaluation.duplicate import evaluate
 
 trained = make_agent(f"checkpoint:{RUN}", seed=0)
 stats = evaluate(trained, "random", n_pairs=4, seed=1)

@@ -11,7 +11,7 @@ from agents import HeuristicAgent, RandomAgent, make_agent
 from agents.base import Agent
 from agents.hand_split import best_split, component_action, rank_state, split_cost
 from agents.registry import parse_heuristic_params
-from experiments.arena import LazyObservation, play_game
+from experiments.evaluation.duplicate import LazyObservation, play_game
 from guandan_env.core import actions as T
 from guandan_env.core import movegen
 from guandan_env.core.api import action_text, declaration_text

@@ -1,6 +1,6 @@
-"""Behaviour-cloning data of the heuristic agent (experiments.bc_data): legality, exact
-observations against a replay of the AEC env, deal rewards, determinism across worker counts
-(Ray), the cache and the CLI."""
+"""Behaviour-cloning data of the heuristic agent (experiments.selfplay.warm_start.data):
+legality, exact observations against a replay of the AEC env, deal rewards, determinism
+across worker counts (Ray), the cache and the CLI."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ def test_rllib_stock_pettingzoo_env_plays_a_whole_deal():
 
 
 def test_torchrl_collects_whole_deals_with_masks_and_learns():
-    from experiments.interop_torchrl import collect_and_learn
+    from experiments.examples.interop_torchrl import collect_and_learn
 
     out = collect_and_learn(frames=300, seed=1)
     assert out["frames"] == out["decisions"] == 300
@@ -138,7 +138,7 @@ def test_openspiel_mcts_bots_beat_random_in_evaluate_bots():
 def test_tianshou_collects_whole_deals_with_masks_and_updates_a_dqn():
     """Tianshou's ``PettingZooEnv`` + ``MultiAgentOffPolicyAlgorithm``: a masked DQN team and
     Tianshou's masked random team, whole deals through its ``Collector``, then DQN steps."""
-    from experiments.interop_tianshou import run
+    from experiments.examples.interop_tianshou import run
 
     out = run(episodes=4, updates=2, seed=0)
     assert out["episodes"] == 4

@@ -110,7 +110,7 @@ def test_the_graph_is_read():
     every, at_load = _graph()
     assert "guandan_env.core.actions" in at_load["guandan_env.core.engine"]
     assert "guandan_env.core.engine" in every["guandan_env.envs.vector"]
-    assert "agents.candidate_net" in every["experiments.vector_runner"]
+    assert "agents.candidate_net" in every["experiments.selfplay.rllib.env_runner"]
 
 
 # Inside guandan_env the sub-packages are layers too: core <- encoding <- envs. The top-level
@@ -139,3 +139,78 @@ def test_inside_guandan_env_core_encoding_envs_import_one_way():
     assert top == {"guandan_env"}, f"modules outside the sub-packages: {sorted(top)}"
     assert {"guandan_env.core.engine", "guandan_env.encoding.observation"} <= mods
     assert "guandan_env.envs.aec" in mods
+
+
+# Inside experiments the packages are layers too: common <- evaluation <- selfplay <- the
+# hosts, benchmarks and examples (one level: none of them imports another). The package
+# itself and the 0.2 names (``experiments._aliases`` and its two-line forwarders) sit outside.
+EXPERIMENT_LAYERS = (
+    ("experiments.common",),
+    ("experiments.evaluation",),
+    ("experiments.selfplay",),
+    ("experiments.hosts", "experiments.bench", "experiments.examples"),
+)
+
+
+def _experiment_layer(module: str) -> tuple[int, str] | None:
+    for i, prefixes in enumerate(EXPERIMENT_LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                return i, prefix
+    return None
+
+
+def test_inside_experiments_packages_import_in_order():
+    every, _ = _graph()
+    wrong = []
+    for a, bs in every.items():
+        la = _experiment_layer(a)
+        for b in bs:
+            lb = _experiment_layer(b)
+            if la is None or lb is None or la[1] == lb[1]:
+                continue
+            if lb[0] >= la[0]:
+                wrong.append(f"{a} -> {b}")
+    assert wrong == [], (
+        "imports against common <- evaluation <- selfplay <- hosts/bench/examples: "
+        + (", ".join(sorted(wrong)))
+    )
+    from experiments._aliases import MOVED
+
+    outside = {m for m in every if m.startswith("experiments") and _experiment_layer(m) is None}
+    assert outside == {"experiments", "experiments._aliases", *MOVED}, sorted(outside)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[str] = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                cycles.append(" -> ".join([*path[path.index(n) :], n]))
+            elif n not in state:
+                visit(n, [*path, n])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    return cycles
+
+
+def test_no_static_import_cycle_lazy_imports_included():
+    """A function-level import that breaks a cycle at load time still ties two modules into
+    one: none is allowed. A package's own ``__init__`` may re-export its submodules (the
+    edge from a submodule to its parent package is not followed)."""
+    every, _ = _graph()
+    graph = {
+        a: {b for b in bs if not (a.startswith(b + ".") and _modules_is_pkg(b))}
+        for a, bs in every.items()
+    }
+    assert _cycles(graph) == []
+
+
+def _modules_is_pkg(name: str) -> bool:
+    return _modules()[name].name == "__init__.py"

@@ -1,4 +1,4 @@
-"""The terminal player ``python -m experiments.play``, driven through stdin.
+"""The terminal player ``python -m experiments.hosts.play``, driven through stdin.
 
 A scripted "human" that always answers ``1`` (the first listed play; passes happen by
 themselves when nothing beats the table) must finish a deal; bad input gets a message and
@@ -56,7 +56,7 @@ def test_plays_a_match_with_tribute_returns(tmp_path):
 
 def test_module_runs_as_a_subprocess():
     r = subprocess.run(
-        [sys.executable, "-m", "experiments.play", "--seed", "5", "--opponents", "random"],
+        [sys.executable, "-m", "experiments.hosts.play", "--seed", "5", "--opponents", "random"],
         input=ONES,
         capture_output=True,
         text=True,

@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 from agents.registry import make_agent
 from agents.remote import ProtocolMirror, play
 from experiments import serve
-from experiments.arena import derive_seed, game_config, play_game
+from experiments.evaluation.duplicate import derive_seed, game_config, play_game
 from guandan_env.core import actions as T
 from guandan_env.core import movegen
 from guandan_env.core.cards import full_deck

@@ -1,4 +1,4 @@
-"""JSON replays (``guandan_env.envs.replay``) and the viewer ``python -m experiments.replay``.
+"""JSON replays (``guandan_env.envs.replay``) and the viewer ``python -m experiments.hosts.replay``.
 
 The core property: a game recorded from the env, saved and loaded, replays to the same final
 state (engine state, RNG, levels, every logged move), and a replay that does not reproduce is
@@ -27,6 +27,7 @@ from guandan_env.envs.replay import (
     record_game,
     replay_env,
     replay_game,
+    replay_of_game,
     replay_steps,
     state_digest,
 )
@@ -129,7 +130,7 @@ def test_from_game_for_code_driving_the_engine():
             if g.match_over:
                 break
             g.next_deal()
-    rep = Replay.from_game(g, actions, config=cfg)
+    rep = replay_of_game(g, actions, config=cfg)
     assert len(rep.final["deals"]) == 2
     same_state(replay_game(rep), g)
 
@@ -221,7 +222,7 @@ def test_viewer_reports_problems(tmp_path):
 def test_viewer_as_module(tmp_path):
     path = run_recorded({}, 8).save(tmp_path / "d.json")
     r = subprocess.run(
-        [sys.executable, "-m", "experiments.replay", str(path)],
+        [sys.executable, "-m", "experiments.hosts.replay", str(path)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -231,11 +232,11 @@ def test_viewer_as_module(tmp_path):
 
 
 def test_recorder_fits_the_tournament_game_loop():
-    """``experiments.arena.play_game`` drives a raw env directly (agent_selection, infos,
-    ``LazyObservation`` reading ``_mask``/``observe``); wrapping that env in a recorder is the
-    whole hook needed to save tournament replays."""
+    """``experiments.evaluation.duplicate.play_game`` drives a raw env directly
+    (agent_selection, infos, ``LazyObservation`` reading ``_mask``/``observe``); wrapping that
+    env in a recorder is the whole hook needed to save tournament replays."""
     from agents.heuristic import HeuristicAgent
-    from experiments.arena import AGENTS, LazyObservation
+    from experiments.evaluation.duplicate import AGENTS, LazyObservation
     from guandan_env.envs.aec import raw_env
 
     env = ReplayRecorder(raw_env(mode="match", max_deals=2))

@@ -380,7 +380,7 @@ def test_r8_2_env_infos_do_not_reveal_the_return_card():
 def test_r8_2_typed_events_show_the_return_card_to_the_exchange_only():
     """R-8.2 in ``env.events``: the ``Returned`` event words the card for the returner and
     the giver only; the terminal player's deal log (``raw_deal_log``) and the narrator of
-    ``experiments.play`` read it, so a seat outside the exchange never sees the card."""
+    ``experiments.hosts.play`` read it, so a seat outside the exchange never sees the card."""
     import io
 
     from agents.human import Console, HumanPlayer

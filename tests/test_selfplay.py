@@ -31,8 +31,8 @@ from agents.candidate_net import (
     save_policy,
     segment_log_softmax,
 )
-from experiments.selfplay_config import DEFAULTS, load_config, parse_overrides
-from experiments.typed_config import to_dict
+from experiments.common.typed_config import to_dict
+from experiments.selfplay.config import DEFAULTS, load_config, parse_overrides
 from guandan_env import VectorGuandanEnv
 from guandan_env.core.actions import NUM_ACTIONS
 
@@ -194,8 +194,8 @@ def test_defaults_equal_the_default_config_file():
 
 def test_typed_config_reads_writes_and_refuses_bad_values(tmp_path):
     """Issue 13: one typed declaration of a run's config; YAML round trip, dotted errors."""
-    from experiments.selfplay_config import RunConfig, save_config
-    from experiments.typed_config import from_mapping, merged
+    from experiments.common.typed_config import from_mapping, merged
+    from experiments.selfplay.config import RunConfig, save_config
 
     cfg = load_config(None, ["ppo.lambda=0.9", "stop.time_s=60", "model.trunk=[32]"])
     assert cfg.ppo.lambda_ == 0.9 and cfg.stop.time_s == 60.0 and cfg.model["trunk"] == [32]
@@ -235,8 +235,8 @@ def test_run_dir_is_never_overwritten(tmp_path):
 
 
 def test_behaviour_cloning_loss_falls_and_agreement_rises(tmp_path):
-    from experiments.bc import evaluate_bc, split_by_deal, train_bc
-    from experiments.bc_data import generate
+    from experiments.selfplay.warm_start.bc import evaluate_bc, split_by_deal, train_bc
+    from experiments.selfplay.warm_start.data import generate
 
     data = generate(4000, seed=3, workers=1, cache_dir=tmp_path, progress=False)
     net, record = train_bc(
@@ -264,8 +264,8 @@ RUNNER_SCRIPT = textwrap.dedent(
     """
     import json, sys
     import numpy as np
-    from experiments.selfplay_rllib import build_algo_config, init_ray
-    from experiments.selfplay_config import load_config
+    from experiments.selfplay.rllib.algorithm import build_algo_config, init_ray
+    from experiments.selfplay.config import load_config
     from ray.rllib.core import COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
 
     num = int(sys.argv[1])
@@ -351,7 +351,7 @@ def _local_runner(seed: int, **overrides):
     import gymnasium as gym
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    from experiments.vector_runner import VectorEnvRunner
+    from experiments.selfplay.rllib.env_runner import VectorEnvRunner
     from guandan_env.encoding.observation import OBS_DIM
 
     env_config = {"tables": 16, "steps_per_call": 40, "seed": seed, "model": SMALL_MODEL}
@@ -394,7 +394,7 @@ def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
     the learner's minibatches must carry exactly what ``decision_features`` gives for their
     rows, and the network must read the same inputs either way."""
     from agents.candidate_net import CandidateNet, prepare_packed
-    from experiments.vector_runner import minibatches
+    from experiments.selfplay.rllib.env_runner import minibatches
     from guandan_env.encoding.candidate_features import candidates_packed, decision_features
     from guandan_env.encoding.packing import OBS_BITS
 
@@ -468,7 +468,7 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert res.returncode == 0 and res.stdout.strip() == "False", res.stderr
 
-    from experiments.tournament import run_tournament
+    from experiments.evaluation.tournament import run_tournament
 
     tour = run_tournament(
         [f"checkpoint:{run}", "random"],
@@ -487,7 +487,7 @@ LEARNERS_SCRIPT = textwrap.dedent(
     from pathlib import Path
     import numpy as np
     from experiments.selfplay import SelfPlayTrainer
-    from experiments.selfplay_config import load_config
+    from experiments.selfplay.config import load_config
 
     run = Path(sys.argv[1])
     over = ["learners.num=2", "runners.num=1", "ray.num_cpus=3", "warm_start.decisions=0",
@@ -660,7 +660,7 @@ def test_a_non_finite_update_is_skipped_and_counted():
     optimizer step (weights unchanged, counted); finite gradients step."""
     from ray.rllib.core import DEFAULT_MODULE_ID
 
-    from experiments.selfplay_rllib import build_algo_config
+    from experiments.selfplay.rllib.algorithm import build_algo_config
 
     c = build_algo_config(load_config(REPO / "configs" / "smoke.yaml"))
     spaces = {"__env__": (c.observation_space, c.action_space)}
@@ -682,7 +682,7 @@ def test_a_non_finite_update_is_skipped_and_counted():
 def test_progress_log_of_an_older_version_is_rewritten_by_column_name(tmp_path):
     import csv
 
-    from experiments.selfplay_log import PROGRESS_COLUMNS, CsvLog
+    from experiments.selfplay.log import PROGRESS_COLUMNS, CsvLog
 
     path = tmp_path / "progress.csv"
     path.write_text("iteration,env_steps,load1\n1,100,0.5\n")

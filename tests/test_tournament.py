@@ -9,8 +9,14 @@ import pytest
 
 from agents import HeuristicAgent, make_agent
 from experiments import tournament as tour
-from experiments.arena import evaluate, pair_seed, play_game, team_view
-from experiments.ratings import ELO_BASE, bootstrap_ci, bradley_terry, elo_table, pair_score
+from experiments.evaluation.duplicate import evaluate, pair_seed, play_game, team_view
+from experiments.evaluation.ratings import (
+    ELO_BASE,
+    bootstrap_ci,
+    bradley_terry,
+    elo_table,
+    pair_score,
+)
 from guandan_env.envs.aec import raw_env
 
 DEAL_CFG = {"mode": "deal", "random_levels": True, "random_tribute": True}
@@ -284,7 +290,7 @@ def test_workers_die_with_a_killed_parent(tmp_path):
     import sys
     import time
 
-    cmd = [sys.executable, "-m", "experiments.tournament", "heuristic", "random"]
+    cmd = [sys.executable, "-m", "experiments.evaluation.tournament", "heuristic", "random"]
     cmd += ["--pairs", "400", "--workers", "2", "--out", str(tmp_path), "--no-progress"]
     cmd += ["--mode", "match"]  # long games: a worker is mid-game when the parent dies
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -326,7 +332,7 @@ def test_ctrl_c_says_how_to_resume_without_a_traceback(tmp_path):
     import sys
     import time
 
-    cmd = [sys.executable, "-m", "experiments.tournament", "heuristic", "random"]
+    cmd = [sys.executable, "-m", "experiments.evaluation.tournament", "heuristic", "random"]
     cmd += ["--pairs", "400", "--workers", "2", "--out", str(tmp_path), "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = tmp_path / "results.jsonl"
@@ -347,7 +353,7 @@ def test_a_checkpoint_agent_reloads_when_its_policy_file_changes(tmp_path):
     import torch
 
     from agents.candidate_net import CandidateNet, save_policy
-    from experiments.tournament import games as tournament
+    from experiments.evaluation.tournament import games as tournament
 
     small = {"trunk": [8, 8], "cand": [4]}
     path = save_policy(tmp_path / "policy.pt", CandidateNet(small), small)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from agents.registry import make_agent
-from experiments.arena import LazyObservation, derive_seed
+from experiments.evaluation.duplicate import LazyObservation, derive_seed
 from guandan_env.core import actions as T
 from guandan_env.core.api import action_text
 from guandan_env.core.cards import NUM_FACES, RANK_TEXT, face_text, is_wild, sort_key
@@ -361,8 +361,8 @@ def _frame(g, st, result) -> dict[str, Any]:
 
 def human_results(out: Path) -> list[dict[str, Any]]:
     """Per agent spec the human played against: deals, the human's mean level gain per deal
-    and deal win rate, with 95% bootstrap intervals (``experiments.ratings``)."""
-    from experiments.ratings import bootstrap_ci
+    and deal win rate, with 95% bootstrap intervals (``experiments.evaluation.ratings``)."""
+    from experiments.evaluation.ratings import bootstrap_ci
 
     path = out / "human_results.jsonl"
     rows = (

@@ -222,13 +222,6 @@ def return_action(face: int) -> int:
     return RETURN_BASE + int(face)
 
 
-def check_action(action: int) -> int:
-    """``action`` as an ``int`` id, or a ``ValueError`` (``validate.action_id``)."""
-    from .validate import action_id  # validate imports this module
-
-    return action_id(action)
-
-
 def key_text(action: int, level: int) -> str | None:
     k = int(KEY[action])
     if k < 0:

@@ -23,7 +23,7 @@ def _play_mask(counts: np.ndarray, level: int, last: int | None) -> np.ndarray:
 
     if last is None:
         return vector_mask.play_mask_one(counts, level, -1)
-    last = T.check_action(last)
+    last = validate.action_id(last)
     if T.KIND[last] in (T.PASS, T.RETURN):
         raise ValueError(
             f"action {last} ({T.KIND_NAMES[T.KIND[last]]}) cannot be the play on the table: "
@@ -44,7 +44,7 @@ def legal_actions(hand: str, level: str, last: int | None = None) -> list[int]:
 
 def describe_action(action: int, level: str) -> dict:
     """The declaration of an action at a level: kind, key, size, suit, ranks, wilds."""
-    a = T.check_action(action)
+    a = validate.action_id(action)
     lv = validate.level(level)
     kind = T.KIND_NAMES[T.KIND[a]]
     if T.KIND[a] == T.RETURN:
@@ -77,7 +77,7 @@ def cards_for_action(hand: str, level: str, action: int) -> list[str]:
     Raises ``ValueError`` if the action is not legal for that hand when leading (or, for a
     return action, as a tribute return, R-7.1).
     """
-    a = T.check_action(action)
+    a = validate.action_id(action)
     # a tribute receiver holds 28 cards until it returns one (R-7.1)
     counts = parse_hand(hand, max_cards=HAND_SIZE + 1 if T.KIND[a] == T.RETURN else HAND_SIZE)
     lv = validate.level(level)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import actions as T
-from . import vector_mask
+from . import validate, vector_mask
 from .cards import (
     COPIES,
     HAND_SIZE,
@@ -308,7 +308,7 @@ class Game:
         ``faces``."""
         if self.phase != _PLAY:
             raise ValueError(f"no play is due in phase '{self.phase}' (R-5)")
-        a = T.check_action(action)
+        a = validate.action_id(action)
         faces = tuple(int(f) for f in faces)
         need = np.bincount(np.asarray(faces, dtype=np.int64), minlength=NUM_FACES)
         if (need > self.hands[seat]).any():

@@ -1,7 +1,7 @@
 """What happened in a game, as typed events: the AEC env's record (``env.unwrapped.events``).
 
 Readers (the env's text ``log`` and ``render``, the terminal player, the narrator of
-``experiments.play``, the replay viewer, the web table) take these instead of parsing text.
+``experiments.hosts.play``, the replay viewer, the web table) take these instead of parsing text.
 Events are plain slotted records, to be treated as read-only (a frozen dataclass costs
 ~0.7 µs more to build, on every step).
 ``text(viewer)`` words an event as the env's log line; the one rule about who may see a

@@ -9,7 +9,7 @@ Ways to make one:
 * ``ReplayRecorder(env)``: wraps an AEC env; use it exactly like the env, then
   ``recorder.replay(meta=...)`` (or ``recorder.save(path)``).
 * ``record_game(agents, seed=..., config=..., options=...)``: plays one game with four agents.
-* ``Replay.from_game(game, actions, config=..., options=...)`` for code that drives a
+* ``replay_of_game(game, actions, config=..., options=...)`` for code that drives a
   ``Game`` directly (the actions are those passed to ``Game.step``, in order).
 
 Ways to use one: ``replay_game(r)`` (engine only; returns the final ``Game``),
@@ -21,7 +21,7 @@ Building the first deal from a scenario reuses ``guandan_env.envs.scenario.build
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,7 @@ __all__ = [
     "record_game",
     "replay_env",
     "replay_game",
+    "replay_of_game",
     "replay_steps",
     "save",
     "start_game",
@@ -111,6 +112,21 @@ def replay_steps(replay: Replay) -> Iterator[Step]:
             if cfg["mode"] == "match" and not game.match_over:
                 game.next_deal()
         yield Step(i, deal, seat, phase, int(a), tuple(int(f) for f in faces), game, result)
+
+
+def replay_of_game(
+    game: Game,
+    actions: Sequence[int],
+    config: dict | None = None,
+    options: dict | None = None,
+    seed: int | None = None,
+    meta: dict | None = None,
+) -> Replay:
+    """A replay of ``game`` (started by ``aec.build_game(game.seed, config, options)``, then
+    moved by ``actions``); its deal summaries come from replaying, which checks ``actions``."""
+    draft = Replay.from_game(game, actions, config, options, (), seed, meta)
+    deals = [s.deal_result for s in replay_steps(draft) if s.deal_result is not None]
+    return Replay.from_game(game, actions, config, options, deals, seed, meta)
 
 
 def replay_game(replay: Replay, verify: bool = True) -> Game:

@@ -240,15 +240,16 @@ class Replay:
         actions: Sequence[int],
         config: dict | None = None,
         options: dict | None = None,
-        deals: Sequence[dict] | None = None,
+        deals: Sequence[dict] = (),
         seed: int | None = None,
         meta: dict | None = None,
     ) -> Replay:
         """A replay of ``game``, started by ``aec.build_game(game.seed, config, options)`` and
         then moved by ``actions`` (with ``next_deal`` between deals in match mode).
 
-        ``deals`` are the per-deal summaries (``deal_summary``) collected on the way; when
-        omitted they are recomputed by replaying, which also checks ``actions``.
+        ``deals`` are the per-deal summaries (``deal_summary``) collected on the way
+        (``guandan_env.envs.replay.replay_of_game`` recomputes them by replaying, which also
+        checks ``actions``).
         """
         if game.seed is None:
             raise ValueError("the game has no seed (Game.new(seed=None)): it cannot be replayed")
@@ -260,13 +261,6 @@ class Replay:
             seed=seed,
             meta=dict(meta or {}),
         )
-        if deals is None:
-            from .replay import replay_steps  # replaying builds on this module
-
-            deals = []
-            for step in replay_steps(rep):
-                if step.deal_result is not None:
-                    deals.append(step.deal_result)
         rep.final = {**final_summary(game, deals), "inputs": input_digest(rep)}
         return rep
 

@@ -33,7 +33,7 @@ Cache: with ``cache_dir`` the arrays are stored in ``cache_dir/bc-<key>.npz`` (`
 a hash of the request, the env config, the heuristic's parameters, the observation and action
 sizes and ``DATA_VERSION``) and loaded from there on the next identical request.
 
-CLI: ``python -m experiments.bc_data --decisions 20000 --workers 2 --seed 0
+CLI: ``python -m experiments.selfplay.warm_start.data --decisions 20000 --workers 2 --seed 0
 --cache-dir runs/cache``.
 """
 
@@ -474,7 +474,7 @@ _seed = _int_at_least(0)
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     """CLI entry point; returns the metadata."""
     ap = argparse.ArgumentParser(
-        prog="python -m experiments.bc_data",
+        prog="python -m experiments.selfplay.warm_start.data",
         description="Generate (or load from cache) behaviour-cloning data of the heuristic agent.",
     )
     ap.add_argument("--decisions", type=_positive_int, required=True, help="decisions to record")

@@ -4,7 +4,7 @@ A run's config is a ``RunConfig``: nested dataclasses whose field defaults are t
 source of defaults (``configs/default.yaml`` repeats them for readers; a test holds the two
 equal). A YAML file (``configs/*.yaml``) and command-line overrides (``ppo.lr=1e-4``,
 ``league.self_share=0.6``, ``model.trunk=[256,256]``; values are parsed as YAML) are merged
-over the defaults in that order (``experiments.typed_config``). Unknown keys and values of
+over the defaults in that order (``experiments.common.typed_config``). Unknown keys and values of
 the wrong type are errors that name the key.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 
 from agents.candidate_net import DEFAULT_MODEL_CONFIG, check_model_config
-from experiments.bc import BCConfig
-from experiments.typed_config import merged, to_dict
+from experiments.common.typed_config import merged, to_dict
+from experiments.selfplay.warm_start.bc import BCConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG_FILE = REPO_ROOT / "configs" / "default.yaml"
@@ -202,8 +202,8 @@ def validate(cfg: RunConfig) -> RunConfig:
 
 
 def runner_config(cfg: RunConfig) -> dict[str, Any]:
-    """The ``VectorEnvRunner``'s config (``experiments.vector_runner``; RLlib passes it as
-    the plain ``env_config`` dict) of a run config: the one mapping, so the runner's
+    """The ``VectorEnvRunner``'s config (``experiments.selfplay.rllib.env_runner``; RLlib
+    passes it as the plain ``env_config`` dict) of a run config: the one mapping, so the runner's
     defaults are the run's."""
     r, p, lg = cfg.runners, cfg.ppo, cfg.league
     return {

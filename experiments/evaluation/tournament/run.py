@@ -10,7 +10,7 @@ from typing import Any
 
 from guandan_env.envs.scenario import check_options
 
-from ..arena import game_config
+from ..duplicate import game_config
 from .games import _chunks, _run_local, _run_ray, schedule
 from .report import summarise, write_outputs
 from .results import _check_run, _repair_tail, read_results

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from itertools import combinations
 from typing import Any
 
-from ..arena import derive_seed, pair_seed, play_game
+from ..duplicate import derive_seed, pair_seed, play_game
 
 _AGENT_CACHE: dict[tuple, Any] = {}
 

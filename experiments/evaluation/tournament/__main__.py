@@ -1,4 +1,4 @@
-"""The command line: ``python -m experiments.tournament AGENT AGENT … [options]``."""
+"""The command line: ``python -m experiments.evaluation.tournament AGENT AGENT … [options]``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _csv_list(text: str | None) -> list[str] | None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m experiments.tournament",
+        prog="python -m experiments.evaluation.tournament",
         description="Duplicate-deal round-robin tournament between agents, with ratings.",
     )
     p.add_argument("agents", nargs="+", help="agent specs: random, heuristic, checkpoint:PATH …")

@@ -1,32 +1,5 @@
-"""Self-play training on RLlib: ``python -m experiments.selfplay``.
-
-    python -m experiments.selfplay [--config configs/default.yaml] [key=value ...]
-    python -m experiments.selfplay --resume runs/default [stop.time_s=3600 ...]
-    python -m experiments.selfplay --address auto runners.num=16     # a Ray cluster
-
-One run, all inside ``stop.time_s`` (the warm start counts):
-
-1. **Warm start.** The rule-based ``heuristic`` plays ``warm_start.decisions`` decisions
-   (parallel Ray tasks, cached in ``cache_dir``) and a ``CandidateNet`` is behaviour-cloned on
-   them (``experiments.bc``). It initialises the learner, anchors it (a KL penalty towards
-   the BC policy, annealed to 0 over ``anchor.decay_samples``) and joins the league.
-2. **PPO** (``experiments.candidate_ppo.GuandanPPO``) fed by ``VectorEnvRunner``s: each runner
-   plays ``runners.tables`` tables in lockstep, every seat with one batched forward pass per
-   policy; a share ``league.self_share`` of the episodes (all, by default) is pure
-   self-play, the rest meet a league member (frozen snapshots taken every
-   ``league.snapshot_every`` iterations, and the BC net) drawn by prioritised fictitious
-   self-play. With remote runners, sampling overlaps learning; ``learners.num`` spreads the
-   update over Learner actors (``experiments.selfplay_rllib``).
-3. **Evaluation beside training**: every ``eval.every_s`` seconds a Ray task plays the
-   current greedy policy against ``eval.opponents`` in duplicate deals; its result is logged
-   when ready (tagged with the samples and time at which the weights were taken). After
-   training, ``eval.final_pairs`` pairs per opponent.
-
-Writes ``runs/<name>/``: ``config.yaml``, TensorBoard events, ``progress.csv``, ``eval.csv``,
-``bc/`` (the warm-start policy and its record), ``checkpoints/iter_NNNNNN/`` (RLlib state,
-``policy.pt``, ``league.pt``, ``trainer_state.json`` written last) and ``summary.json``.
-Ctrl-C saves a checkpoint and the summary and prints how to resume.
-"""
+"""The command line of ``python -m experiments.selfplay`` (the package docstring tells a
+run's stages)."""
 
 from __future__ import annotations
 
@@ -34,10 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from experiments.selfplay_config import DEFAULT_CONFIG_FILE, RunConfig, load_config, save_config
-from experiments.selfplay_trainer import SelfPlayTrainer
-
-__all__ = ["SelfPlayTrainer", "choose_run_dir", "main"]
+from experiments.selfplay.config import DEFAULT_CONFIG_FILE, RunConfig, load_config, save_config
+from experiments.selfplay.trainer import SelfPlayTrainer
 
 
 def choose_run_dir(cfg: RunConfig, named: bool) -> tuple[Path, str | None]:

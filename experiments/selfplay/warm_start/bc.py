@@ -8,10 +8,11 @@ deals the net never saw. It reports, per epoch, the held-out loss and top-1 agre
 the heuristic, and keeps the epoch with the lowest held-out loss (BC overfits a few hundred
 thousand decisions after a handful of epochs).
 
-    python -m experiments.bc --decisions 200000 --workers 2 --epochs 4 --out runs/bc
+    python -m experiments.selfplay.warm_start.bc --decisions 200000 --workers 2 --epochs 4 \
+        --out runs/bc
 
 writes ``runs/bc/policy.pt`` (a ``checkpoint:runs/bc`` agent) and ``runs/bc/bc.json``.
-Data comes from ``experiments.bc_data`` (parallel Ray tasks, cached).
+Data comes from ``experiments.selfplay.warm_start.data`` (parallel Ray tasks, cached).
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ def train_bc(
 
 def warm_start(cfg: BCConfig, model_config: dict, seed: int, cache_dir: Path, log=print):
     """Generate (or load) heuristic data and clone it: ``(net, record)``."""
-    from experiments.bc_data import generate_with_meta
+    from experiments.selfplay.warm_start.data import generate_with_meta
 
     data, meta = generate_with_meta(
         cfg.decisions, seed=seed, workers=cfg.workers, cache_dir=cache_dir
@@ -183,7 +184,9 @@ def warm_start(cfg: BCConfig, model_config: dict, seed: int, cache_dir: Path, lo
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.bc", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m experiments.selfplay.warm_start.bc", description=__doc__.split("\n")[0]
+    )
     defaults = BCConfig()
     p.add_argument("--decisions", type=int, default=defaults.decisions)
     p.add_argument("--workers", type=int, default=defaults.workers)

@@ -51,7 +51,7 @@ def bootstrap_ci(
 
 def pair_score(side0: dict[str, Any], side1: dict[str, Any]) -> float:
     """Duplicate outcome for A from its two games, 1, 0.5 or 0 (the rule in
-    ``experiments.arena``'s module docstring)."""
+    ``experiments.evaluation.duplicate``'s module docstring)."""
     if side0["match_points"] is not None:
         mp = side0["match_points"] + side1["match_points"]
         if mp != 1.0:

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from experiments.selfplay_config import RunConfig
-from experiments.selfplay_log import fmt_count, fmt_eval, fmt_time, progress_line
-from experiments.selfplay_rllib import build_algo_config, init_ray
+from experiments.selfplay.config import RunConfig
+from experiments.selfplay.log import fmt_count, fmt_eval, fmt_time, progress_line
+from experiments.selfplay.rllib.algorithm import build_algo_config, init_ray
 
 BC_ANCHOR = "bc"
 
@@ -30,7 +30,7 @@ def _evaluate_task(
     import torch
 
     from agents.candidate_net import CandidateAgent, net_from_state
-    from experiments.arena import evaluate
+    from experiments.evaluation.duplicate import evaluate
 
     torch.set_num_threads(1)
     agent = CandidateAgent(net_from_state(state, model_config), seed=seed, name="current")
@@ -70,7 +70,7 @@ class SelfPlayTrainer:
         self._session_start = time.perf_counter()
         init_ray(self.cfg.ray)
         self._check_resources()
-        from experiments.selfplay_log import RunLogger
+        from experiments.selfplay.log import RunLogger
 
         if self.resume:
             self._restore_trainer_state()
@@ -114,7 +114,7 @@ class SelfPlayTrainer:
 
     def _warm_start(self) -> None:
         from agents.candidate_net import policy_state, save_policy
-        from experiments.bc import warm_start
+        from experiments.selfplay.warm_start.bc import warm_start
 
         ws = self.cfg.warm_start
         if ws.decisions <= 0:
@@ -144,7 +144,7 @@ class SelfPlayTrainer:
 
     def main_state(self) -> dict[str, np.ndarray]:
         """The learner's ``CandidateNet`` weights."""
-        from experiments.vector_runner import strip_prefix
+        from experiments.selfplay.rllib.env_runner import strip_prefix
 
         def get(learner):
             from ray.rllib.core import DEFAULT_MODULE_ID

@@ -7,7 +7,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from ..arena import team_view
+from ..duplicate import team_view
 from ..ratings import elo_table, matchup_stats, pair_score
 from .games import game_id
 

@@ -1,9 +1,9 @@
 """Duplicate-deal round-robin tournaments between agents, with ratings.
 
-    python -m experiments.tournament heuristic random --pairs 1000 --out results/h_vs_r
+    python -m experiments.evaluation.tournament heuristic random --pairs 1000 --out results/h_vs_r
 
 Every pair of agents given on the command line meets in ``--pairs`` duplicate pairs (see
-``experiments.arena``: each seed is played twice with the teams swapping seats). All
+``experiments.evaluation.duplicate``: each seed is played twice with the teams swapping seats). All
 matchups use the same seeds, so they play the same deals. ``--mode deal`` plays single deals
 (``--random-levels``/``--random-tribute`` or given ``--levels``/``--leveling-team``/
 ``--previous-order``); ``--mode match`` plays whole matches (2 → passing A, ``--max-deals``
@@ -22,7 +22,7 @@ an existing cluster with ``--address`` (``--address local`` starts a local Ray i
 
 from __future__ import annotations
 
-from ..arena import evaluate, play_game
+from ..duplicate import evaluate, play_game
 from .games import game_id, run_chunk, schedule
 from .report import format_tables, summarise, write_outputs
 from .results import read_results
@@ -44,7 +44,7 @@ __all__ = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m experiments.tournament``)."""
+    """The command line (``python -m experiments.evaluation.tournament``)."""
     from .__main__ import main as cli_main
 
     return cli_main(argv)

@@ -1,0 +1,2 @@
+"""Benchmark scripts (medians, JSON out): ``python -m experiments.bench.core``, ``.vector``,
+``.selfplay``, ``.hand_plan``."""

@@ -1,0 +1,1 @@
+"""Pieces every experiment package may use: typed configs (``typed_config``)."""

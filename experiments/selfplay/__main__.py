@@ -1,0 +1,5 @@
+"""``python -m experiments.selfplay``."""
+
+from experiments.selfplay.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,3 @@
+"""Self-play's parts in RLlib's roles: ``algorithm`` (``GuandanPPO``, its config, the Ray
+start), ``learner`` (``CandidatePPOModule``, ``CandidatePPOLearner``), ``env_runner``
+(``VectorEnvRunner``: lockstep tables, GAE, compact samples)."""
