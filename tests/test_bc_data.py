@@ -9,7 +9,7 @@ import pytest
 
 import guandan_env
 from agents.heuristic import HeuristicAgent
-from experiments import bc_data
+from experiments.selfplay.warm_start import data as bc_data
 from guandan_env.encoding.packing import MASK_BYTES, OBS_BYTES, unpack_masks, unpack_obs
 from guandan_env.envs.aec import AGENTS
 

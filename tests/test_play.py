@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from experiments import play
+from experiments.hosts import play
 from guandan_env.core import actions as T
 from guandan_env.core.cards import parse_card, parse_hand, parse_rank
 from guandan_env.core.movegen import lead_mask

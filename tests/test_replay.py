@@ -17,7 +17,7 @@ import pytest
 
 import guandan_env
 from agents.random_agent import RandomAgent
-from experiments import replay as replay_cli
+from experiments.hosts import replay as replay_cli
 from guandan_env.core import actions as T
 from guandan_env.envs.replay import (
     FORMAT_VERSION,

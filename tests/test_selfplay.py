@@ -146,7 +146,7 @@ def test_config_errors_name_unknown_keys(tmp_path):
         load_config(None, ["league.self_share=2"])
     assert parse_overrides(["a.b=1", "c=[1, 2]"]) == {"a": {"b": 1}, "c": [1, 2]}
     cfg = load_config(REPO / "configs" / "default.yaml", ["ppo.lr=1e-4"])
-    assert cfg.ppo.lr == 1e-4
+    assert cfg.ppo.lr.value_at(0) == 1e-4
     load_config(REPO / "configs" / "smoke.yaml")
     assert load_config(REPO / "configs" / "long.yaml").stop.time_s <= 3 * 3600
 
@@ -187,9 +187,52 @@ def test_cli_errors_are_one_line_before_ray_starts(tmp_path, capsys, args, messa
 
 
 def test_defaults_equal_the_default_config_file():
-    data = yaml.safe_load((REPO / "configs" / "default.yaml").read_text())
+    """configs/default.yaml is generated from the config's declaration (its comments are
+    the fields' help texts), and reads back as the defaults."""
+    from experiments.selfplay.config import default_config_text
+
+    text = (REPO / "configs" / "default.yaml").read_text()
+    assert text == default_config_text(), (
+        "configs/default.yaml is stale: python -m experiments.selfplay --write-default-config "
+        "configs/default.yaml"
+    )
+    data = yaml.safe_load(text)
     assert load_config(None) == load_config(REPO / "configs" / "default.yaml")
     assert data == to_dict(DEFAULTS)  # every key, every value
+
+
+def test_every_config_key_is_documented_in_help_config(capsys):
+    from experiments.common.typed_config import describe
+    from experiments.selfplay import main
+    from experiments.selfplay.config import RunConfig
+
+    rows = describe(RunConfig)
+    assert main(["--help-config"]) == 0
+    out = capsys.readouterr().out
+    flat = {k for k, _, _ in rows}
+    assert {"ppo.lr", "anchor.coeff", "warm_start.decisions", "eval.opponents"} <= flat
+    for key, _, text in rows:
+        assert text, f"{key} has no help text"
+        assert key in out
+
+
+def test_schedules_parse_interpolate_and_refuse_bad_forms():
+    from experiments.common.typed_config import Schedule
+
+    s = Schedule.parse("x", [[0, 1.0], [100, 0.0], [200, 0.5]])
+    assert [s.value_at(t) for t in (0, 50, 100, 150, 200, 10**9)] == [1.0, 0.5, 0.0, 0.25, 0.5, 0.5]
+    assert s.to_plain() == [[0, 1.0], [100, 0.0], [200, 0.5]]
+    assert Schedule.parse("x", "3e-4").to_plain() == 3e-4
+    for bad, message in (
+        ([[5, 1.0]], "starts at 0"),
+        ([[0, 1.0], [0, 2.0]], "increase"),
+        ([[0, 1.0, 2.0]], "a schedule is"),
+        ("fast", "needs a number"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            Schedule.parse("ppo.lr", bad)
+    with pytest.raises(ValueError, match="ppo.entropy_coeff"):
+        load_config(None, ["ppo.entropy_coeff=[[0, -1]]"])
 
 
 def test_typed_config_reads_writes_and_refuses_bad_values(tmp_path):
@@ -430,7 +473,8 @@ SMOKE_SCRIPT = textwrap.dedent(
     import sys
     from experiments.selfplay import main
     runs = sys.argv[1]
-    rc = main(["--config", "configs/smoke.yaml", f"runs_dir={runs}", f"cache_dir={runs}/cache"])
+    rc = main(["--config", "configs/smoke.yaml", f"runs_dir={runs}", f"cache_dir={runs}/cache",
+               *sys.argv[2:]])
     assert rc == 0, rc
     rc = main(["--resume", f"{runs}/smoke", "stop.iterations=4"])
     assert rc == 0, rc
@@ -438,10 +482,38 @@ SMOKE_SCRIPT = textwrap.dedent(
 )
 
 
+# schedules of the smoke run (about 600 samples per iteration): each must move what it
+# schedules, and continue where it was after the resume (in the style of RLlib's LRChecker)
+SMOKE_SCHEDULES = [
+    "ppo.lr=[[0, 1.0e-3], [3000, 1.0e-4]]",
+    "ppo.entropy_coeff=[[0, 0.02], [2000, 0.0]]",
+    "anchor.coeff=[[0, 0.5], [1000, 0.2], [4000, 0.0]]",
+]
+
+
+def _check_schedules_moved(run: Path) -> None:
+    """Every progress row's optimizer lr (read off the optimizer by RLlib), entropy and
+    anchor coefficients (the values the loss used) equal their schedules at that row's
+    learner samples, and they changed from row to row."""
+    import csv
+
+    from experiments.common.typed_config import Schedule
+
+    rows = list(csv.DictReader((run / "progress.csv").open()))
+    for override in SMOKE_SCHEDULES:
+        key, raw = override.split("=", 1)
+        column = {"anchor.coeff": "anchor_coeff"}.get(key, key.split(".")[-1])
+        sched = Schedule.parse(key, yaml.safe_load(raw))
+        got = [float(r[column]) for r in rows]
+        want = [sched.value_at(int(r["env_steps"])) for r in rows]
+        assert np.allclose(got, want, rtol=1e-5, atol=1e-9), (key, got, want)
+        assert len(set(np.round(got, 9))) > 1, (key, got)
+
+
 def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     runs = tmp_path / "runs"
     t0 = time.perf_counter()
-    out = _run_python(SMOKE_SCRIPT, [str(runs)], SMOKE_TIMEOUT_S)
+    out = _run_python(SMOKE_SCRIPT, [str(runs), *SMOKE_SCHEDULES], SMOKE_TIMEOUT_S)
     run = runs / "smoke"
     assert "warm start done" in out and "resumed" in out, out[-3000:]
     for it in (1, 2, 3, 4):
@@ -458,6 +530,7 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     progress = (run / "progress.csv").read_text().splitlines()[1:]
     assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3, 4]
     assert len((run / "eval.csv").read_text().splitlines()) >= 3  # header + final rows
+    _check_schedules_moved(run)
     print(f"smoke run took {time.perf_counter() - t0:.0f} s")
 
     # loading the trained policy as an agent imports no Ray

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents import HeuristicAgent, make_agent
-from experiments import tournament as tour
+from experiments.evaluation import tournament as tour
 from experiments.evaluation.duplicate import evaluate, pair_seed, play_game, team_view
 from experiments.evaluation.ratings import (
     ELO_BASE,

@@ -354,7 +354,7 @@ def test_errors():
 
 def test_torch_loop_example_runs():
     pytest.importorskip("torch")
-    from experiments import torch_loop_example
+    from experiments.examples import torch_loop as torch_loop_example
 
     score = torch_loop_example.main(
         ["--tables", "16", "--steps", "40", "--iters", "2", "--hidden", "16", "--eval-deals", "4"]

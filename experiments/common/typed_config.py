@@ -9,19 +9,95 @@ mapping: a key the dataclass does not declare, or a value of the wrong type, rai
 Coercion follows YAML's quirks: ``1e-4`` (read by YAML as text) becomes a float where a
 number belongs; a whole float becomes an int where an int belongs (``2.5`` is an error);
 bools are never numbers. A field annotated ``dict`` is free-form here and checked by its
-owner (the env config, the network config). A field whose key is a Python keyword declares
-it in its metadata: ``lambda_: float = field(default=0.95, metadata={"key": "lambda"})``.
+owner (the env config, the network config). A field annotated ``Schedule`` takes a number or
+a piecewise-linear schedule ``[[samples, value], …]``.
+
+Fields document themselves: ``option(default, "what it means")`` puts the text in the
+field's metadata, where ``describe`` (``--help-config``) and ``to_yaml`` (the comments of
+``configs/default.yaml``) read it. A field whose key is a Python keyword names it:
+``lambda_: float = option(0.95, "GAE lambda", key="lambda")``.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import textwrap
 import types
 import typing
 from typing import Any, TypeVar
 
+import yaml
+
 C = TypeVar("C")
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """A value that may change with the learner samples seen: a number, or RLlib's
+    piecewise-linear form ``[[samples, value], …]`` (first at 0 samples, samples
+    increasing; constant after the last point)."""
+
+    points: tuple[tuple[int, float], ...]
+
+    @classmethod
+    def constant(cls, value: float) -> Schedule:
+        return cls(((0, float(value)),))
+
+    @classmethod
+    def parse(cls, key: str, v: Any) -> Schedule:
+        if isinstance(v, Schedule):
+            return v
+        if not isinstance(v, list):
+            return cls.constant(_number(key, float, v))
+        pts = []
+        for i, p in enumerate(v):
+            if not isinstance(p, list) or len(p) != 2:
+                raise ValueError(
+                    f"config key {key!r}: a schedule is a number or [[samples, value], …]; "
+                    f"item {i} is {p!r}"
+                )
+            pts.append(
+                (_number(f"{key}[{i}][0]", int, p[0]), _number(f"{key}[{i}][1]", float, p[1]))
+            )
+        if not pts or pts[0][0] != 0:
+            raise ValueError(
+                f"config key {key!r}: a schedule starts at 0 samples ([[0, value], …])"
+            )
+        if any(b[0] <= a[0] for a, b in zip(pts, pts[1:], strict=False)):
+            raise ValueError(f"config key {key!r}: schedule samples must increase")
+        return cls(tuple(pts))
+
+    def value_at(self, samples: float) -> float:
+        """The value after ``samples`` learner samples (linear between points)."""
+        pts = self.points
+        for (t0, v0), (t1, v1) in zip(pts, pts[1:], strict=False):
+            if samples < t1:
+                return v0 + (v1 - v0) * max(samples - t0, 0) / (t1 - t0)
+        return pts[-1][1]
+
+    def values(self) -> list[float]:
+        return [v for _, v in self.points]
+
+    def to_plain(self) -> float | list[list[float]]:
+        """A number when constant, else ``[[samples, value], …]`` (RLlib's form)."""
+        if len(self.points) == 1:
+            return self.points[0][1]
+        return [[t, v] for t, v in self.points]
+
+
+def option(
+    default: Any = dataclasses.MISSING,
+    help: str = "",
+    *,
+    key: str | None = None,
+    factory: Any = dataclasses.MISSING,
+) -> Any:
+    """A config field with its documentation (and YAML key, if not the field's name)."""
+    meta = {"help": help, **({"key": key} if key else {})}
+    if factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
 
 
 def _key(f: dataclasses.Field) -> str:
@@ -30,11 +106,72 @@ def _key(f: dataclasses.Field) -> str:
 
 def to_dict(cfg: Any) -> dict[str, Any]:
     """Plain nested dicts and lists under the config's keys (a deep copy)."""
-    return {
-        _key(f): to_dict(v) if dataclasses.is_dataclass(v) else copy.deepcopy(v)
-        for f in dataclasses.fields(cfg)
-        for v in [getattr(cfg, f.name)]
-    }
+    return {_key(f): _plain(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+
+
+def _plain(v: Any) -> Any:
+    if dataclasses.is_dataclass(v) and not isinstance(v, Schedule):
+        return to_dict(v)
+    if isinstance(v, Schedule):
+        return v.to_plain()
+    return copy.deepcopy(v)
+
+
+def describe(cls: type, where: str = "") -> list[tuple[str, str, str]]:
+    """``(dotted key, default, help)`` of every field of ``cls``, sections expanded."""
+    rows = []
+    default = cls()
+    for f in dataclasses.fields(cls):
+        key, value = where + _key(f), getattr(default, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, Schedule):
+            rows += describe(type(value), key + ".")
+        else:
+            rows.append(
+                (
+                    key,
+                    yaml.safe_dump(_plain(value), default_flow_style=True)
+                    .strip()
+                    .removesuffix("...")
+                    .strip(),
+                    f.metadata.get("help", ""),
+                )
+            )
+    return rows
+
+
+def to_yaml(cfg: Any, width: int = 96) -> str:
+    """``cfg`` as YAML, each key with its help as a comment above it (sections: the
+    section's class docstring)."""
+    lines: list[str] = []
+    _yaml_lines(cfg, "", lines, width)
+    return "\n".join(lines) + "\n"
+
+
+def _comment(text: str, indent: str, width: int) -> list[str]:
+    return (
+        textwrap.wrap(
+            text,
+            width - len(indent) - 2,
+            initial_indent=f"{indent}# ",
+            subsequent_indent=f"{indent}# ",
+        )
+        if text
+        else []
+    )
+
+
+def _yaml_lines(cfg: Any, indent: str, lines: list[str], width: int) -> None:
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        lines += _comment(f.metadata.get("help", ""), indent, width)
+        if dataclasses.is_dataclass(v) and not isinstance(v, Schedule):
+            lines.append(f"{indent}{_key(f)}:")
+            _yaml_lines(v, indent + "  ", lines, width)
+            continue
+        flow = yaml.safe_dump(
+            {_key(f): _plain(v)}, default_flow_style=True, sort_keys=False, width=10_000
+        ).strip()
+        lines.append(indent + flow[1:-1])
 
 
 def from_mapping(cls: type[C], data: Any, where: str = "") -> C:
@@ -73,6 +210,8 @@ def _value(key: str, tp: Any, v: Any) -> Any:
             return None
         (inner,) = [t for t in options if t is not type(None)]
         return _value(key, inner, v)
+    if tp is Schedule:
+        return Schedule.parse(key, v)
     if dataclasses.is_dataclass(tp):
         return from_mapping(tp, v, key + ".")
     if tp is dict or origin is dict:

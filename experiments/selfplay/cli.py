@@ -7,7 +7,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from experiments.selfplay.config import DEFAULT_CONFIG_FILE, RunConfig, load_config, save_config
+from experiments.selfplay.config import (
+    DEFAULT_CONFIG_FILE,
+    RunConfig,
+    config_help,
+    default_config_text,
+    load_config,
+    save_config,
+)
 from experiments.selfplay.trainer import SelfPlayTrainer
 
 
@@ -43,7 +50,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--address", help="connect to an existing Ray cluster ('auto' or host:port)")
     p.add_argument("--name", help="run name (directory under runs_dir)")
+    p.add_argument(
+        "--help-config", action="store_true", help="list every config key, its default and meaning"
+    )
+    p.add_argument(
+        "--write-default-config",
+        metavar="PATH",
+        help="write the defaults, commented, as YAML (configs/default.yaml is this file)",
+    )
     args = p.parse_args(argv)
+    if args.help_config:
+        print(config_help())
+        return 0
+    if args.write_default_config:
+        Path(args.write_default_config).write_text(default_config_text(), encoding="utf-8")
+        return 0
     try:
         if args.resume:
             if args.config:

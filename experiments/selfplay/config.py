@@ -11,129 +11,172 @@ the wrong type are errors that name the key.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from agents.candidate_net import DEFAULT_MODEL_CONFIG, check_model_config
-from experiments.common.typed_config import merged, to_dict
+from experiments.common.typed_config import Schedule, describe, merged, option, to_yaml
 from experiments.selfplay.warm_start.bc import BCConfig
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CONFIG_FILE = REPO_ROOT / "configs" / "default.yaml"
 
 
 @dataclass
 class Stop:
-    """Stop at whichever limit comes first (``None`` = no limit)."""
+    """Stop at whichever limit comes first (null: no limit)."""
 
-    iterations: int | None = None
-    time_s: float | None = 1500.0  # wall-clock seconds of the whole run, warm start included
-    env_steps: int | None = None  # learner samples
+    iterations: int | None = option(None, "PPO iterations")
+    time_s: float | None = option(
+        1500.0, "wall-clock seconds of the whole run, warm start included"
+    )
+    env_steps: int | None = option(None, "learner samples")
 
 
 @dataclass
 class RayConfig:
-    address: str | None = None  # existing cluster ("auto" or host:port); None = start locally
-    num_cpus: int = 2  # CPUs of the local Ray instance (ignored with an address)
-    object_store_mb: int = 512
+    """Where the run's Ray work goes."""
+
+    address: str | None = option(
+        None, "an existing cluster ('auto' or host:port); null starts a local instance"
+    )
+    num_cpus: int = option(2, "CPUs of the local Ray instance (ignored with an address)")
+    object_store_mb: int = option(512, "object store of the local Ray instance, MiB")
 
 
 @dataclass
 class Runners:
-    num: int = 1  # remote VectorEnvRunners, 1 CPU each (0 = sample in the driver)
-    tables: int = 1024  # tables per runner, in lockstep
-    steps_per_call: int = 20  # lockstep steps per runner and iteration (~15k samples)
-    # sample() calls queued per runner (1 = no run-ahead; each more adds an iteration of
-    # policy lag and keeps the runner busy through big batches)
-    sample_ahead: int = 2
+    """The VectorEnvRunners that play the training tables."""
+
+    num: int = option(1, "remote VectorEnvRunners, 1 CPU each (0: sample in the driver)")
+    tables: int = option(1024, "tables per runner, in lockstep")
+    steps_per_call: int = option(
+        20, "lockstep steps per runner and iteration (about 15k samples at 1,024 tables)"
+    )
+    sample_ahead: int = option(
+        2,
+        "sample() calls queued per runner (1: no run-ahead; each more adds an iteration of "
+        "policy lag and keeps the runner busy through big batches)",
+    )
 
 
 @dataclass
 class Learners:
-    # 0 = update in the driver; n >= 1 = n remote Learner actors (DDP over gloo; each
-    # minibatch is split into n shards at decision boundaries, gradients averaged)
-    num: int = 0
-    cpus_each: float = 1.0  # CPUs reserved per remote Learner
+    """Where the PPO update runs."""
+
+    num: int = option(
+        0,
+        "0: update in the driver; n >= 1: n remote Learner actors (DDP over gloo; each "
+        "minibatch is split into n shards at decision boundaries, gradients averaged)",
+    )
+    cpus_each: float = option(1.0, "CPUs reserved per remote Learner")
 
 
 @dataclass
 class PPO:
-    lr: float = 3.0e-4
-    gamma: float = 1.0
-    # GAE lambda (``lambda`` is a Python keyword: the YAML key is ``lambda``)
-    lambda_: float = field(default=0.95, metadata={"key": "lambda"})
-    minibatch_size: int = 2048  # decisions per gradient step, over all learners together
-    num_epochs: int = 1
-    clip_param: float = 0.2
-    vf_loss_coeff: float = 0.5
-    entropy_coeff: float = 0.003
-    grad_clip: float | None = 1.0
+    """The PPO update. A Schedule is a number or [[samples, value], ...] over learner samples
+    (linear between points, RLlib's form)."""
+
+    lr: Schedule = option(Schedule.constant(3.0e-4), "learning rate (Schedule)")
+    gamma: float = option(1.0, "discount")
+    lambda_: float = option(0.95, "GAE lambda", key="lambda")
+    minibatch_size: int = option(2048, "decisions per gradient step, over all learners together")
+    num_epochs: int = option(1, "passes over each iteration's samples")
+    clip_param: float = option(0.2, "PPO ratio clip")
+    vf_loss_coeff: float = option(0.5, "weight of the value loss")
+    entropy_coeff: Schedule = option(Schedule.constant(0.003), "entropy bonus (Schedule)")
+    grad_clip: float | None = option(1.0, "gradient norm clip (null: none)")
 
 
 @dataclass
 class Anchor:
-    """KL(BC policy || learner) penalty, annealed linearly to 0."""
+    """KL(BC policy || learner) penalty towards the warm start."""
 
-    coeff: float = 0.1
-    decay_samples: int = 5_000_000
+    coeff: Schedule = option(
+        Schedule(((0, 0.1), (5_000_000, 0.0))),
+        "weight of the KL penalty (Schedule; by default 0.1 annealed linearly to 0 over 5 M "
+        "samples); ignored without a warm start",
+    )
 
 
 @dataclass
 class League:
-    # episodes where all four seats are the learner; 1.0 (pure self-play, no league) by
-    # default: on equal samples the league added nothing measurable and cost 38% of the
-    # time (docs/selfplay.md, ablations)
-    self_share: float = 1.0
-    snapshot_every: int = 0  # iterations between frozen snapshots joining the league (0: none)
-    max_snapshots: int = 6  # oldest snapshots leave beyond this (the BC net always stays)
-    pfsp_power: float = 1.0  # opponent weight (1 - learner win rate) ** power
-    # members new matchups draw from per iteration (0 = all; fewer means fewer, larger
-    # forward passes in the runner: faster sampling, less variety)
-    active_members: int = 0
+    """Opponents besides the learner itself."""
+
+    self_share: float = option(
+        1.0,
+        "share of episodes where all four seats are the learner; 1.0 (pure self-play, no "
+        "league) by default: on equal samples the league added nothing measurable and cost 38% "
+        "of the time (docs/selfplay.md, ablations)",
+    )
+    snapshot_every: int = option(
+        0, "iterations between frozen snapshots joining the league (0: none)"
+    )
+    max_snapshots: int = option(6, "oldest snapshots leave beyond this (the BC net always stays)")
+    pfsp_power: float = option(1.0, "opponent weight (1 - learner win rate) ** power")
+    active_members: int = option(
+        0,
+        "members new matchups draw from per iteration (0: all; fewer means fewer, larger "
+        "forward passes in the runner: faster sampling, less variety)",
+    )
 
 
 @dataclass
 class Eval:
-    every_s: float = 300.0  # seconds between background evaluations (0 = none during training)
-    pairs: int = 100  # duplicate deal pairs per opponent (2 deals each)
-    final_pairs: int = 500  # after training (0 = skip)
-    opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])  # specs
+    """Duplicate evaluation of the greedy policy, beside training and at the end."""
+
+    every_s: float = option(
+        300.0, "seconds between background evaluations (0: none during training)"
+    )
+    pairs: int = option(100, "duplicate deal pairs per opponent (2 deals each)")
+    final_pairs: int = option(500, "pairs per opponent after training (0: skip)")
+    opponents: list[str] = option(
+        help="agent specs to evaluate against", factory=lambda: ["random", "heuristic"]
+    )
 
 
 @dataclass
 class Checkpoint:
-    every: int = 20  # iterations between checkpoints (one is always written at the end)
-    keep: int = 3  # newest checkpoints kept (0 = keep all)
+    """Checkpoints in runs/<name>/checkpoints."""
+
+    every: int = option(20, "iterations between checkpoints (one is always written at the end)")
+    keep: int = option(3, "newest checkpoints kept (0: keep all)")
 
 
 @dataclass
 class RunConfig:
     """Everything a self-play run reads (``python -m experiments.selfplay``)."""
 
-    name: str = "default"  # run directory: <runs_dir>/<name>
-    runs_dir: str = "runs"
-    cache_dir: str = "runs/cache"  # behaviour-cloning data, shared between runs
-    seed: int = 0
-    stop: Stop = field(default_factory=Stop)
-    ray: RayConfig = field(default_factory=RayConfig)
-    runners: Runners = field(default_factory=Runners)
-    learners: Learners = field(default_factory=Learners)
-    # env config of the training deals (guandan_env.envs.scenario: checked by the env)
-    game: dict[str, Any] = field(
-        default_factory=lambda: {"mode": "deal", "random_levels": True, "random_tribute": True}
+    name: str = option("default", "run directory: <runs_dir>/<name>")
+    runs_dir: str = option("runs", "where runs go")
+    cache_dir: str = option("runs/cache", "behaviour-cloning data, shared between runs")
+    seed: int = option(0, "fixes the deals, the warm-start data and the network's start")
+    stop: Stop = option(help=Stop.__doc__, factory=Stop)
+    ray: RayConfig = option(help=RayConfig.__doc__, factory=RayConfig)
+    runners: Runners = option(help=Runners.__doc__, factory=Runners)
+    learners: Learners = option(help=Learners.__doc__, factory=Learners)
+    game: dict[str, Any] = option(
+        help="env config of the training deals (guandan_env.envs.scenario; checked by the env)",
+        factory=lambda: {"mode": "deal", "random_levels": True, "random_tribute": True},
     )
-    # network config (agents.candidate_net: checked by check_model_config)
-    model: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULT_MODEL_CONFIG))
-    ppo: PPO = field(default_factory=PPO)
-    warm_start: BCConfig = field(default_factory=BCConfig)  # behaviour cloning of the heuristic
-    anchor: Anchor = field(default_factory=Anchor)
-    league: League = field(default_factory=League)
-    eval: Eval = field(default_factory=Eval)
-    checkpoint: Checkpoint = field(default_factory=Checkpoint)
-    torch_threads: int = 1  # torch threads of the driver (learner)
+    model: dict[str, Any] = option(
+        help="network config (agents.candidate_net; checked by check_model_config)",
+        factory=lambda: copy.deepcopy(DEFAULT_MODEL_CONFIG),
+    )
+    ppo: PPO = option(help=PPO.__doc__, factory=PPO)
+    warm_start: BCConfig = option(
+        help="behaviour cloning of the heuristic (experiments.selfplay.warm_start.bc)",
+        factory=BCConfig,
+    )
+    anchor: Anchor = option(help=Anchor.__doc__, factory=Anchor)
+    league: League = option(help=League.__doc__, factory=League)
+    eval: Eval = option(help=Eval.__doc__, factory=Eval)
+    checkpoint: Checkpoint = option(help=Checkpoint.__doc__, factory=Checkpoint)
+    torch_threads: int = option(1, "torch threads of the driver (learner)")
 
 
 DEFAULTS = RunConfig()
@@ -176,8 +219,14 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ValueError("runners.sample_ahead must be >= 1")
     if cfg.torch_threads < 1:
         raise ValueError("torch_threads must be >= 1")
-    if not cfg.ppo.lr > 0:
-        raise ValueError("ppo.lr must be > 0")
+    if not all(v > 0 for v in cfg.ppo.lr.values()):
+        raise ValueError("ppo.lr must be > 0 at every point of its schedule")
+    for key, sched in (
+        ("ppo.entropy_coeff", cfg.ppo.entropy_coeff),
+        ("anchor.coeff", cfg.anchor.coeff),
+    ):
+        if not all(v >= 0 for v in sched.values()):
+            raise ValueError(f"{key} must be >= 0 at every point of its schedule")
     from agents.registry import make_agent
 
     for spec in cfg.eval.opponents:  # before Ray starts, not inside an evaluation
@@ -245,5 +294,30 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
 
 
 def save_config(cfg: RunConfig, path: str | Path) -> None:
-    with open(path, "w") as f:
-        yaml.safe_dump(to_dict(cfg), f, sort_keys=False)
+    Path(path).write_text(to_yaml(cfg), encoding="utf-8")
+
+
+DEFAULT_CONFIG_HEADER = """\
+# The main job: a useful self-play run on a 2-core machine in about 25 minutes, all included
+# (heuristic data for the warm start, behaviour cloning, PPO):
+#   python -m experiments.selfplay --config configs/default.yaml
+# One remote VectorEnvRunner samples 1,024 tables on one core while the learner (the driver)
+# updates on the other. Generated from experiments/selfplay/config.py (the one source of the
+# defaults and their meaning): python -m experiments.selfplay --write-default-config
+"""
+
+
+def config_help() -> str:
+    """Every key of a run config with its default and meaning (``--help-config``)."""
+    rows = describe(RunConfig)
+    width = max(len(k) for k, _, _ in rows)
+    out = []
+    for key, default, text in rows:
+        out.append(f"{key:<{width}}  {default}")
+        out += textwrap.wrap(text, 96, initial_indent="    ", subsequent_indent="    ")
+    return "\n".join(out)
+
+
+def default_config_text() -> str:
+    """The text of ``configs/default.yaml``: the defaults, each key with its meaning."""
+    return DEFAULT_CONFIG_HEADER + to_yaml(RunConfig())

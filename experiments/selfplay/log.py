@@ -4,35 +4,58 @@ from __future__ import annotations
 
 import csv
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PROGRESS_COLUMNS = [
-    "iteration",
-    "env_steps",
-    "game_steps",
-    "time_s",
-    "iter_s",
-    "env_steps_per_s",
-    "game_steps_per_s",
-    "reward_vs_bc",
-    "reward_vs_snapshot",
-    "policy_loss",
-    "vf_loss",
-    "entropy",
-    "kl",
-    "clip_frac",
-    "anchor_kl",
-    "anchor_coeff",
-    "vf_explained_var",
-    "league_size",
-    "sample_wait_s",
-    "learn_s",
-    "eval_running",
-    "load1",
-    "runner_sample_s",
-    "runner_sample_cpu_s",
-]
+
+@dataclass(frozen=True)
+class Metric:
+    """One column of ``progress.csv``: its TensorBoard tag (x axis: learner samples), and
+    the key of the learner's results it is read from (others the trainer fills in)."""
+
+    column: str
+    tag: str | None = None
+    learner: str | None = None
+
+
+METRICS = (
+    Metric("iteration"),
+    Metric("env_steps"),  # learner samples
+    Metric("game_steps"),  # decisions played in the runners
+    Metric("time_s"),
+    Metric("iter_s", "perf/iteration_s"),
+    Metric("env_steps_per_s", "perf/samples_per_s"),
+    Metric("game_steps_per_s", "perf/game_steps_per_s"),
+    Metric("reward_vs_bc", "train/reward_vs_bc"),
+    Metric("reward_vs_snapshot", "train/reward_vs_snapshot"),
+    Metric("policy_loss", "loss/policy", "policy_loss"),
+    Metric("vf_loss", "loss/value", "vf_loss"),
+    Metric("entropy", "loss/entropy", "entropy"),
+    Metric("kl", "loss/kl", "approx_kl"),
+    Metric("clip_frac", "loss/clip_frac", "clip_frac"),
+    Metric("anchor_kl", "loss/anchor_kl", "anchor_kl"),
+    Metric("vf_explained_var", "loss/vf_explained_var", "vf_explained_var"),
+    Metric("lr", "schedule/lr", "default_optimizer_learning_rate"),
+    Metric("entropy_coeff", "schedule/entropy_coeff", "entropy_coeff"),
+    Metric("anchor_coeff", "schedule/anchor_coeff", "anchor_coeff"),
+    Metric("league_size", "league/size"),
+    Metric("sample_wait_s", "perf/sample_wait_s"),
+    Metric("learn_s", "perf/learn_s"),
+    Metric("eval_running"),
+    Metric("load1"),
+    Metric("runner_sample_s", "perf/runner_sample_s"),
+    Metric("runner_sample_cpu_s", "perf/runner_sample_cpu_s"),
+)
+PROGRESS_COLUMNS = [m.column for m in METRICS]
+TB_TAGS = {m.column: m.tag for m in METRICS if m.tag}
+
+
+def learner_columns(results: dict[str, Any]) -> dict[str, Any]:
+    """The progress columns read from one update's learner results."""
+    return {m.column: results.get(m.learner) for m in METRICS if m.learner}
+
+
 EVAL_COLUMNS = [
     "iteration",
     "env_steps",
@@ -49,27 +72,6 @@ EVAL_COLUMNS = [
     "mean_gain_lo",
     "mean_gain_hi",
 ]
-# TensorBoard tag of each progress column (x axis: learner samples)
-TB_TAGS = {
-    "reward_vs_bc": "train/reward_vs_bc",
-    "reward_vs_snapshot": "train/reward_vs_snapshot",
-    "policy_loss": "loss/policy",
-    "vf_loss": "loss/value",
-    "entropy": "loss/entropy",
-    "kl": "loss/kl",
-    "clip_frac": "loss/clip_frac",
-    "anchor_kl": "loss/anchor_kl",
-    "anchor_coeff": "loss/anchor_coeff",
-    "vf_explained_var": "loss/vf_explained_var",
-    "env_steps_per_s": "perf/samples_per_s",
-    "game_steps_per_s": "perf/game_steps_per_s",
-    "iter_s": "perf/iteration_s",
-    "sample_wait_s": "perf/sample_wait_s",
-    "learn_s": "perf/learn_s",
-    "runner_sample_s": "perf/runner_sample_s",
-    "runner_sample_cpu_s": "perf/runner_sample_cpu_s",
-    "league_size": "league/size",
-}
 
 
 class CsvLog:

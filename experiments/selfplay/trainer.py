@@ -17,7 +17,13 @@ from typing import Any
 import numpy as np
 
 from experiments.selfplay.config import RunConfig
-from experiments.selfplay.log import fmt_count, fmt_eval, fmt_time, progress_line
+from experiments.selfplay.log import (
+    fmt_count,
+    fmt_eval,
+    fmt_time,
+    learner_columns,
+    progress_line,
+)
 from experiments.selfplay.rllib.algorithm import build_algo_config, init_ray
 
 BC_ANCHOR = "bc"
@@ -87,7 +93,8 @@ class SelfPlayTrainer:
             self._restore_algo()
         elif self.bc_state is not None:
             self._set_main_weights(self.bc_state)
-        self._update_anchor(install=True)
+        self._install_anchor()
+        self.algo.samples_lifetime = self.env_steps
         self.push_league()
         self.log = RunLogger(
             self.run_dir, (self.iteration, self.env_steps) if self.resume else None
@@ -168,20 +175,12 @@ class SelfPlayTrainer:
             lambda runner: runner.set_main_weights(state), local_env_runner=True
         )
 
-    def anchor_coeff(self) -> float:
-        a = self.cfg.anchor
-        if self.bc_state is None or a.coeff <= 0:
-            return 0.0
-        decay = max(float(a.decay_samples), 1.0)
-        return a.coeff * max(0.0, 1.0 - self.env_steps / decay)
-
-    def _update_anchor(self, install: bool = False) -> None:
-        coeff = self.anchor_coeff()
-        state = self.bc_state if install else None
-        mc = dict(self.model_config)
+    def _install_anchor(self) -> None:
+        """The warm start's policy as the KL anchor (its weight follows ``anchor.coeff``)."""
+        state, mc = self.bc_state, dict(self.model_config)
 
         def put(learner):
-            learner.set_anchor(state, mc, coeff)
+            learner.set_anchor(state, mc)
 
         self._on_learners(put)
 
@@ -317,7 +316,6 @@ class SelfPlayTrainer:
 
     def train_once(self) -> dict[str, Any]:
         t0 = time.perf_counter()
-        self._update_anchor()
         self.algo.train()
         dt = time.perf_counter() - t0
         self.iteration += 1
@@ -335,14 +333,7 @@ class SelfPlayTrainer:
             "iter_s": dt,
             "env_steps_per_s": steps / dt if dt > 0 else 0.0,
             "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
-            "policy_loss": ln.get("policy_loss"),
-            "vf_loss": ln.get("vf_loss"),
-            "entropy": ln.get("entropy"),
-            "kl": ln.get("approx_kl"),
-            "clip_frac": ln.get("clip_frac"),
-            "anchor_kl": ln.get("anchor_kl"),
-            "anchor_coeff": ln.get("anchor_coeff"),
-            "vf_explained_var": ln.get("vf_explained_var"),
+            **learner_columns(ln),
             "league_size": len(self.league_members()),
             "sample_wait_s": info.get("sample_wait_s"),
             "eval_running": int(self.pending_eval is not None),  # it shares the CPUs

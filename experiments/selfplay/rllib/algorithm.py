@@ -22,6 +22,7 @@ import ray
 from ray.rllib.algorithms.ppo import PPO
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from experiments.selfplay.config import RayConfig, RunConfig, runner_config
 from experiments.selfplay.rllib.env_runner import ATTACHED_METRICS, minibatches, shards
@@ -40,6 +41,7 @@ class GuandanPPO(PPO):
     """PPO whose training step feeds the learner pre-batched samples (module docstring)."""
 
     last_info: dict[str, Any] = {}
+    samples_lifetime: int = 0  # learner samples so far (the trainer sets it on resume)
     _queued: dict[int, int] | None = None  # runner id -> sample() requests not collected
 
     def training_step(self) -> None:
@@ -68,6 +70,10 @@ class GuandanPPO(PPO):
         # cut at decision boundaries too; every learner must take part in every step (the
         # gradient all-reduce waits for all), so a tail of fewer than n decisions is dropped.
         n_learners = 1 if self.learner_group.is_local else len(self.learner_group)
+        # the learner's schedules (lr, entropy, anchor) read the samples seen, this batch's
+        # included, as RLlib's own PPO counts them
+        self.samples_lifetime += n
+        timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self.samples_lifetime}
         results = []
         for _ in range(int(self.config.num_epochs)):
             for mb in minibatches(batch, int(self.config.minibatch_size), self._rng()):
@@ -78,7 +84,9 @@ class GuandanPPO(PPO):
                     if n_learners == 1
                     else {"batches": [_multi_agent(part) for part in shards(mb, n_learners)]}
                 )
-                results = self.learner_group.update(**data, num_epochs=1, minibatch_size=None)
+                results = self.learner_group.update(
+                    **data, timesteps=timesteps, num_epochs=1, minibatch_size=None
+                )
         if not remote:
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
         learner = results[0].get(DEFAULT_MODULE_ID, {}) if results else {}
@@ -261,6 +269,7 @@ def build_algo_config(cfg: RunConfig):
         .fault_tolerance(restart_failed_env_runners=False)
         .learners(
             learner_class=CandidatePPOLearner,
+            learner_config_dict={"anchor_coeff": cfg.anchor.coeff.to_plain()},
             num_learners=cfg.learners.num,
             num_cpus_per_learner=cfg.learners.cpus_each,
         )
@@ -270,7 +279,7 @@ def build_algo_config(cfg: RunConfig):
             )
         )
         .training(
-            lr=p.lr,
+            lr=p.lr.to_plain(),
             gamma=p.gamma,
             lambda_=p.lambda_,
             train_batch_size_per_learner=r.steps_per_call * r.tables * max(num, 1),
@@ -278,7 +287,7 @@ def build_algo_config(cfg: RunConfig):
             num_epochs=p.num_epochs,
             clip_param=p.clip_param,
             vf_loss_coeff=p.vf_loss_coeff,
-            entropy_coeff=p.entropy_coeff,
+            entropy_coeff=p.entropy_coeff.to_plain(),
             use_kl_loss=False,
             grad_clip=p.grad_clip,
         )

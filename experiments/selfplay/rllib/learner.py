@@ -7,7 +7,7 @@
 * ``CandidatePPOLearner``: a ``TorchLearner`` with the clipped PPO loss over the candidates
   of each decision (segment log-softmax, never padded), entropy bonus, value loss, and a
   KL penalty towards a frozen anchor policy (the behaviour-cloned warm start) whose
-  coefficient follows the run's ``anchor.coeff`` schedule (``set_anchor``).
+  coefficient follows the run's ``anchor.coeff`` schedule (``set_anchor`` installs it).
 """
 
 from __future__ import annotations
@@ -18,9 +18,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.learner.torch.torch_learner import TorchLearner
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
+from ray.rllib.utils.schedules.scheduler import Scheduler
 
 from agents.candidate_net import (
     DEFAULT_MODEL_CONFIG,
@@ -76,10 +79,14 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
 
 
 class CandidatePPOLearner(TorchLearner):
-    """Clipped PPO over ragged candidates; optional KL to a frozen anchor policy."""
+    """Clipped PPO over ragged candidates; optional KL to a frozen anchor policy.
+
+    Its coefficients are RLlib ``Scheduler``s over the sampled-steps count that
+    ``GuandanPPO`` passes to every update (``timesteps``): ``entropy_coeff`` from the PPO
+    config, the anchor's from ``learner_config_dict["anchor_coeff"]``; the learning rate is
+    RLlib's own optimizer schedule (``lr``)."""
 
     anchor: CandidateNet | None = None
-    anchor_coeff: float = 0.0
 
     def build(self) -> None:
         # a remote Learner (learners.num >= 1) would print RLlib's deprecation notices
@@ -87,11 +94,30 @@ class CandidatePPOLearner(TorchLearner):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             super().build()
+        extra = self.config.learner_config_dict or {}
+        self.schedules = {
+            name: Scheduler(fixed_value_or_schedule=value, framework="torch", device=self._device)
+            for name, value in (
+                ("entropy_coeff", self.config.entropy_coeff),
+                ("anchor_coeff", extra.get("anchor_coeff", 0.0)),
+            )
+        }
 
-    def set_anchor(self, state: dict | None, model_config: dict | None, coeff: float) -> None:
-        if state is not None:
-            self.anchor = net_from_state(state, model_config or {})
-        self.anchor_coeff = float(coeff) if self.anchor is not None else 0.0
+    def coeff(self, name: str) -> float:
+        """The scheduled coefficient ``name`` at the samples seen so far."""
+        return float(self.schedules[name].get_current_value())
+
+    def before_gradient_based_update(self, *, timesteps: dict[str, Any]) -> None:
+        """The coefficients at the samples seen (RLlib moves ``lr`` after the update)."""
+        super().before_gradient_based_update(timesteps=timesteps)
+        samples = timesteps.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0)
+        for name, scheduler in self.schedules.items():
+            scheduler.update(timestep=samples)
+            self.metrics.log_value((DEFAULT_MODULE_ID, name), self.coeff(name), window=1)
+
+    def set_anchor(self, state: dict | None, model_config: dict | None) -> None:
+        """The frozen policy the KL penalty pulls towards (``None``: no anchor)."""
+        self.anchor = None if state is None else net_from_state(state, model_config or {})
 
     skipped_updates: int = 0
 
@@ -128,16 +154,17 @@ class CandidatePPOLearner(TorchLearner):
         total = (
             policy_loss
             + float(config.vf_loss_coeff) * vf_loss
-            - float(config.entropy_coeff) * entropy
+            - self.coeff("entropy_coeff") * entropy
         )
         anchor_kl = torch.zeros(())
-        if self.anchor is not None and self.anchor_coeff > 0:
+        anchor_coeff = self.coeff("anchor_coeff") if self.anchor is not None else 0.0
+        if anchor_coeff > 0:
             with torch.no_grad():
                 d = Decisions(**{k: fwd_out[k] for k in DECISION_TENSORS})
                 a_logits, _ = self.anchor(d)
                 a_logp = segment_log_softmax(a_logits, rows, n)
             anchor_kl = segment_sum(torch.exp(a_logp) * (a_logp - logp_all), rows, n).mean()
-            total = total + self.anchor_coeff * anchor_kl
+            total = total + anchor_coeff * anchor_kl
         with torch.no_grad():
             approx_kl = (batch["logp"].float() - logp).mean()
             clip_frac = ((ratio - 1).abs() > clip).float().mean()
@@ -153,5 +180,4 @@ class CandidatePPOLearner(TorchLearner):
             ("vf_explained_var", explained),
         ):
             self.metrics.log_value((module_id, key), float(v.detach()), window=1)
-        self.metrics.log_value((module_id, "anchor_coeff"), self.anchor_coeff, window=1)
         return total

@@ -36,19 +36,22 @@ from agents.candidate_net import (
     segment_log_softmax,
     taken_index,
 )
+from experiments.common.typed_config import option
 
 
 @dataclass
 class BCConfig:
     """Behaviour cloning of the heuristic (a self-play run's ``warm_start`` section)."""
 
-    decisions: int = 200_000  # heuristic decisions to generate (cached); 0 = no warm start
-    workers: int = 2  # parallel generation (Ray tasks)
-    epochs: int = 4
-    lr: float = 1.0e-3
-    minibatch_size: int = 1024
-    holdout: float = 0.05  # share of deals held out for evaluation
-    vf_coeff: float = 0.25
+    decisions: int = option(
+        200_000, "heuristic decisions to generate (cached in cache_dir); 0: no warm start"
+    )
+    workers: int = option(2, "parallel generation (Ray tasks)")
+    epochs: int = option(4, "passes over the data")
+    lr: float = option(1.0e-3, "Adam learning rate")
+    minibatch_size: int = option(1024, "decisions per gradient step")
+    holdout: float = option(0.05, "share of deals held out for evaluation")
+    vf_coeff: float = option(0.25, "weight of the value loss")
 
 
 def split_by_deal(deal: np.ndarray, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

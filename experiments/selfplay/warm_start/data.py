@@ -55,13 +55,12 @@ from typing import Any
 import numpy as np
 
 from agents.heuristic import HeuristicAgent, HeuristicParams
+from experiments.evaluation.duplicate import derive_seed
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.observation import OBS_DIM
 from guandan_env.encoding.packing import MASK_BYTES, OBS_BYTES, pack_masks, pack_obs
 from guandan_env.envs.aec import AGENTS, raw_env
 from guandan_env.envs.scenario import check_config
-
-from .arena import derive_seed
 
 DATA_VERSION = 1  # bump when the recorded content or the seeding scheme changes
 DEALS_PER_CHUNK = 8  # part of the seeding scheme: changing it changes the data
@@ -518,6 +517,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 if __name__ == "__main__":
     # run the importable module's main so Ray workers find run_chunk by reference
-    from experiments import bc_data as _module
+    from experiments.selfplay.warm_start import data as _module
 
     _module.main(sys.argv[1:])
