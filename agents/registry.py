@@ -1,58 +1,102 @@
-"""Build agents from short text specs, as the tournament and other CLIs take them.
+"""Build agents from short text specs, as every CLI, tournament and host takes them.
 
-Specs: ``random``, ``heuristic``, ``heuristic:NAME=VALUE,...`` (a heuristic with changed
-``HeuristicParams``, for ablations), ``checkpoint:PATH`` (a trained policy; the loader lives
-in ``agents.checkpoint``, added by the self-play work, and is imported only when asked for).
-A ``#label`` suffix names another copy of the same agent (``random#2``), so an agent can
-meet itself in a tournament.
+A spec is ``NAME`` or ``NAME:ARGUMENT`` (``random``, ``heuristic``,
+``heuristic:danger_cards=3``, ``checkpoint:runs/default``). A ``#label`` suffix names another
+copy of the same agent (``random#2``), so an agent can meet itself in a tournament.
+
+Agents are plug-ins: ``register(name, factory, help, identity)`` adds one, and every CLI's
+help, the tournament's agent cache and the agent tests (``tests/agents/test_registry.py``
+parametrises over ``entries()``) read this table. A factory takes the argument (``None``
+without one) and a seed; ``identity`` (optional) tells two versions of the same spec apart,
+e.g. a checkpoint rewritten on disk, so long-lived processes rebuild the agent.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
 from .base import Agent
 from .heuristic import HeuristicAgent, HeuristicParams
 from .random_agent import RandomAgent
 
-BUILTIN = {"random": RandomAgent, "heuristic": HeuristicAgent}
-CHECKPOINT_PREFIX = "checkpoint:"
+Factory = Callable[[str | None, int | None], Agent]
 
 
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """The agent a spec names, seeded. Raises ``ValueError`` for an unknown spec."""
+@dataclass(frozen=True)
+class AgentEntry:
+    """One kind of agent: ``name`` (the spec up to ``:``), how to build it, its help."""
+
+    name: str
+    factory: Factory
+    help: str  # the spec's form and meaning, e.g. "checkpoint:PATH  a trained policy"
+    identity: Callable[[str | None], Hashable] | None = None
+    takes_argument: bool | None = None  # None: optional, True: required, False: none
+
+
+_REGISTRY: dict[str, AgentEntry] = {}
+
+
+def register(
+    name: str,
+    factory: Factory,
+    help: str,
+    identity: Callable[[str | None], Hashable] | None = None,
+    takes_argument: bool | None = None,
+) -> AgentEntry:
+    """Add an agent kind (an existing ``name`` is an error: one place per kind)."""
+    if not name or ":" in name or "#" in name:
+        raise ValueError(f"an agent name is a word without ':' or '#', got {name!r}")
+    if name in _REGISTRY:
+        raise ValueError(f"agent {name!r} is registered already")
+    entry = AgentEntry(name, factory, help, identity, takes_argument)
+    _REGISTRY[name] = entry
+    return entry
+
+
+def entries() -> list[AgentEntry]:
+    """The registered kinds, in registration order."""
+    return list(_REGISTRY.values())
+
+
+def split_spec(spec: str) -> tuple[AgentEntry, str | None]:
+    """The entry a spec names and its argument (``#label`` dropped); ``ValueError`` else."""
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'random', got {spec!r}")
     s = spec.split("#", 1)[0].strip()
-    if s in BUILTIN:
-        return BUILTIN[s](seed=seed)
-    if s.startswith("heuristic:"):
-        return HeuristicAgent(seed=seed, params=parse_heuristic_params(s[len("heuristic:") :]))
-    if s.startswith(CHECKPOINT_PREFIX):
-        path = s[len(CHECKPOINT_PREFIX) :]
-        if not path:
-            raise ValueError("checkpoint spec needs a path: 'checkpoint:PATH'")
-        try:
-            module = importlib.import_module("agents.checkpoint")
-        except ModuleNotFoundError as e:
-            if e.name != "agents.checkpoint":
-                raise
-            raise ValueError(
-                f"cannot load {spec!r}: the checkpoint loader (agents/checkpoint.py with "
-                "load_checkpoint_agent(path, seed)) is not installed in this checkout"
-            ) from e
-        try:
-            return module.load_checkpoint_agent(path, seed)
-        except OSError as e:  # no such file, unreadable: a bad spec, said in one line
-            raise ValueError(f"cannot load {spec!r}: {e}") from None
-    known = ", ".join(agent_specs())
-    raise ValueError(f"unknown agent spec {spec!r}; known: {known}")
+    name, sep, arg = s.partition(":")
+    entry = _REGISTRY.get(name)
+    if entry is None:
+        raise ValueError(f"unknown agent spec {spec!r}; known: {', '.join(agent_specs())}")
+    if entry.takes_argument is False and sep:
+        raise ValueError(f"agent spec {name!r} takes no ':' argument, got {spec!r}")
+    if entry.takes_argument and not arg:
+        raise ValueError(f"agent spec {spec!r} needs an argument: {entry.help.split()[0]}")
+    return entry, (arg if sep else None)
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """The agent a spec names, seeded. Raises ``ValueError`` for an unknown or bad spec."""
+    entry, arg = split_spec(spec)
+    return entry.factory(arg, seed)
+
+
+def agent_identity(spec: str) -> Hashable:
+    """What makes two builds of ``spec`` the same agent (a cache key)."""
+    entry, arg = split_spec(spec)
+    return (spec, entry.identity(arg) if entry.identity else None)
 
 
 def agent_specs() -> list[str]:
-    """Names of the built-in specs (for CLI help)."""
-    return [*BUILTIN, "heuristic:NAME=VALUE,...", CHECKPOINT_PREFIX + "PATH"]
+    """The spec forms, for CLI help (``random``, ``checkpoint:PATH`` …)."""
+    return [e.help.split()[0] for e in _REGISTRY.values()]
+
+
+def specs_help() -> str:
+    """One line: every spec form (for an argument's ``help=``)."""
+    return "agent specs: " + ", ".join(agent_specs())
 
 
 def parse_heuristic_params(text: str) -> HeuristicParams:
@@ -73,3 +117,54 @@ def parse_heuristic_params(text: str) -> HeuristicParams:
         except ValueError as e:
             raise ValueError(f"heuristic parameter {name} needs a {kind.__name__}: {raw!r}") from e
     return HeuristicParams(**values)
+
+
+def _heuristic(arg: str | None, seed: int | None) -> Agent:
+    params = parse_heuristic_params(arg) if arg else None
+    return HeuristicAgent(seed=seed, params=params) if params else HeuristicAgent(seed=seed)
+
+
+def _checkpoint_module():
+    try:
+        return importlib.import_module("agents.checkpoint")
+    except ModuleNotFoundError as e:
+        if e.name not in ("agents.checkpoint", "torch"):
+            raise
+        raise ValueError(
+            "cannot load a checkpoint: the checkpoint loader (agents.checkpoint) needs torch, "
+            "which this install lacks (pip install 'guandan-env[train]')"
+        ) from e
+
+
+def _checkpoint(arg: str | None, seed: int | None) -> Agent:
+    try:
+        return _checkpoint_module().load_checkpoint_agent(arg, seed)
+    except OSError as e:  # no such file, unreadable: a bad spec, said in one line
+        raise ValueError(f"cannot load 'checkpoint:{arg}': {e}") from None
+
+
+def _checkpoint_identity(arg: str | None) -> Hashable:
+    """The policy file a checkpoint spec resolves to now, and its version on disk (a run
+    directory names its newest checkpoint)."""
+    policy = _checkpoint_module().resolve_policy(arg)
+    return str(policy.resolve()), policy.stat().st_mtime_ns
+
+
+register(
+    "random",
+    lambda arg, seed: RandomAgent(seed=seed),
+    "random  uniform over legal plays",
+    takes_argument=False,
+)
+register(
+    "heuristic",
+    _heuristic,
+    "heuristic[:NAME=VALUE,...]  the rule-based agent (changed HeuristicParams: ablations)",
+)
+register(
+    "checkpoint",
+    _checkpoint,
+    "checkpoint:PATH  a trained policy (policy.pt, a checkpoint or a run directory)",
+    identity=_checkpoint_identity,
+    takes_argument=True,
+)

@@ -10,7 +10,7 @@ import pytest
 from agents import HeuristicAgent, RandomAgent, make_agent
 from agents.base import Agent
 from agents.hand_split import best_split, component_action, rank_state, split_cost
-from agents.registry import parse_heuristic_params
+from agents.registry import agent_identity, entries, parse_heuristic_params
 from experiments.evaluation.duplicate import LazyObservation, play_game
 from guandan_env.core import actions as T
 from guandan_env.core import movegen
@@ -90,6 +90,51 @@ def test_agents_follow_the_protocol():
             env.step(a)
 
 
+# --------------------------------------------------------------------- every registered kind
+def _tiny_policy(tmp_path) -> str:
+    from agents.candidate_net import CandidateNet, save_policy
+
+    net = CandidateNet({"trunk": [16], "cand": [8]})
+    return str(save_policy(tmp_path, net, net.model_config))
+
+
+# specs of the kinds that cannot be built from their bare name (a new such kind must add one)
+EXAMPLES = {"checkpoint": lambda tmp_path: f"checkpoint:{_tiny_policy(tmp_path)}"}
+
+
+@pytest.mark.parametrize("entry", entries(), ids=lambda e: e.name)
+def test_every_registered_agent_plays_legally_and_deterministically(entry, tmp_path):
+    """Each agent kind in the registry, with no test of its own needed: it follows the
+    protocol, plays only legal actions in whole deals (tribute included) and the same seeds
+    give the same games."""
+    spec = EXAMPLES[entry.name](tmp_path) if entry.name in EXAMPLES else entry.name
+    assert entry.help.split()[0].split(":")[0].split("[")[0] == entry.name
+    cfg = {"mode": "deal", "random_levels": True, "random_tribute": True}
+    records = []
+    for _ in range(2):
+        seats = [CheckingAgent(make_agent(spec, seed=s)) for s in range(4)]
+        assert all(isinstance(a.inner, Agent) and a.name for a in seats)
+        records.append([play_game(seats, seed, cfg) for seed in (3, 4)])
+        assert all(a.moves > 0 for a in seats)
+    assert records[0] == records[1]
+    assert hash(agent_identity(spec)) is not None
+
+
+def test_a_registered_plug_in_is_listed_and_built():
+    from agents import registry
+
+    entry = registry.register(
+        "always_random", lambda arg, seed: RandomAgent(seed=seed), "always_random  a test kind"
+    )
+    try:
+        assert "always_random" in registry.agent_specs()
+        assert isinstance(make_agent("always_random#2", seed=1), RandomAgent)
+        with pytest.raises(ValueError, match="registered already"):
+            registry.register("always_random", entry.factory, entry.help)
+    finally:
+        registry._REGISTRY.pop("always_random")
+
+
 def test_registry_errors_are_clear(monkeypatch):
     with pytest.raises(ValueError, match="unknown agent spec"):
         make_agent("alphago")
@@ -98,6 +143,10 @@ def test_registry_errors_are_clear(monkeypatch):
     with pytest.raises(ValueError, match="needs a int"):
         parse_heuristic_params("danger_cards=x")
     assert parse_heuristic_params("bomb_cards=3").bomb_cards == 3
+    with pytest.raises(ValueError, match="needs an argument"):
+        make_agent("checkpoint")
+    with pytest.raises(ValueError, match="takes no"):
+        make_agent("random:3")
     monkeypatch.setitem(sys.modules, "agents.checkpoint", None)
     with pytest.raises(ValueError, match="checkpoint loader"):
         make_agent("checkpoint:/no/such/file")

@@ -13,9 +13,9 @@ mode the pair is compared by match points first (win 1, capped draw 0.5), then b
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from guandan_env.envs.replay import ReplayRecorder
 from .ratings import matchup_stats
 
 AgentLike = Agent | str
+T = TypeVar("T")
 
 
 class LazyObservation(Mapping):
@@ -62,6 +63,42 @@ def derive_seed(*parts: int) -> int:
 def pair_seed(seed: int, pair: int) -> int:
     """Env seed of duplicate pair ``pair`` in a run seeded ``seed`` (same in every matchup)."""
     return derive_seed(seed, pair)
+
+
+SWAPS = (0, 1)  # the two games of a duplicate pair
+
+
+def seat_of(participant: int, swap: int) -> int:
+    """The seat of ``participant`` (0..3; 0 and 2 are team A, 1 and 3 team B) in game
+    ``swap`` of a pair: swap 0 seats everyone at their own number, swap 1 moves everyone one
+    seat on, so each team plays the cards the other team held."""
+    return (participant + swap) % 4
+
+
+def seated(participants: Sequence[T], swap: int) -> list[T]:
+    """``participants`` (team A, team B, team A, team B) in seat order for game ``swap``."""
+    if len(participants) != 4:
+        raise ValueError(f"a table seats 4 participants, got {len(participants)}")
+    by_seat: list[T] = [participants[0]] * 4
+    for p, x in enumerate(participants):
+        by_seat[seat_of(p, swap)] = x
+    return by_seat
+
+
+class PairGame(NamedTuple):
+    """One game of a duplicate schedule: pair ``pair``, game ``swap`` of it, its env seed."""
+
+    pair: int
+    swap: int
+    seed: int
+
+
+def pair_games(seed: int, pairs: int, duplicate: bool = True) -> Iterator[PairGame]:
+    """The games of ``pairs`` duplicate pairs in order (both swaps of pair 0, then pair 1
+    …); ``duplicate=False``: one game per pair seed, no swap."""
+    for pair in range(pairs):
+        for swap in SWAPS if duplicate else (0,):
+            yield PairGame(pair, swap, pair_seed(seed, pair))
 
 
 def play_game(
@@ -203,22 +240,19 @@ def evaluate(
     cfg = game_config(mode, **(config or {}))
     a0, a1 = _as_agents(agent, seed)
     b0, b1 = _as_agents(opponent, seed + 2)
-    pairs = range(n_pairs)
     if progress:
         from tqdm import tqdm
 
-        pairs = tqdm(pairs, desc="evaluate", unit="pair")
-    sides: list[tuple[dict, dict]] = []
-    for k in pairs:
-        s = pair_seed(seed, k)
-        views = []
-        for swap in (0, 1):
-            seats = _seat_list(swap, a0, a1, b0, b1)
-            rec = play_game(seats, s, cfg, options, agent_seed=derive_seed(s, swap))
-            views.append(team_view(rec, swap))
-        sides.append((views[0], views[1]))
+        progress = tqdm(total=n_pairs, desc="evaluate", unit="pair")
+    views: list[dict] = []
+    for g in pair_games(seed, n_pairs):
+        rec = play_game(
+            seated([a0, b0, a1, b1], g.swap), g.seed, cfg, options, derive_seed(g.seed, g.swap)
+        )
+        views.append(team_view(rec, seat_of(0, g.swap) % 2))
+        if progress is not False and g.swap == SWAPS[-1]:
+            progress.update(1)
+    if progress is not False:
+        progress.close()
+    sides = [(views[i], views[i + 1]) for i in range(0, len(views), 2)]
     return matchup_stats(sides, seed=seed)
-
-
-def _seat_list(swap: int, a0: Agent, a1: Agent, b0: Agent, b1: Agent) -> list[Agent]:
-    return [a0, b0, a1, b1] if swap == 0 else [b0, a0, b1, a1]

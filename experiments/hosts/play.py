@@ -42,7 +42,7 @@ from agents.human import (  # noqa: F401  (re-exported for callers of experiment
     play_label,
     relation_text,
 )
-from agents.registry import make_agent
+from agents.registry import make_agent, specs_help
 from guandan_env.core import actions as T
 from guandan_env.core.cards import RANK_TEXT, face_text, format_cards
 from guandan_env.encoding.events import DealEnded, DealStarted, Played, Returned
@@ -154,8 +154,8 @@ class Narrator:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m experiments.hosts.play",
-        description="Play Guandan in the terminal against agents (random, heuristic, "
-        "checkpoint:PATH).",
+        description="Play Guandan in the terminal against agents.",
+        epilog=specs_help(),
     )
     p.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (0-3)")
     p.add_argument("--partner", default="heuristic", metavar="SPEC", help="partner agent spec")

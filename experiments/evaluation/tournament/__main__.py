@@ -7,6 +7,8 @@ import inspect
 import sys
 from typing import Any
 
+from agents.registry import specs_help
+
 from .report import format_tables
 from .run import run_tournament
 
@@ -27,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m experiments.evaluation.tournament",
         description="Duplicate-deal round-robin tournament between agents, with ratings.",
     )
-    p.add_argument("agents", nargs="+", help="agent specs: random, heuristic, checkpoint:PATH …")
+    p.add_argument("agents", nargs="+", help=specs_help())
     p.add_argument(
         "--pairs", type=int, default=DEFAULTS["pairs"], help="duplicate pairs per matchup"
     )

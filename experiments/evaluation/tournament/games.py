@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from itertools import combinations
 from typing import Any
 
-from ..duplicate import derive_seed, pair_seed, play_game
+from ..duplicate import derive_seed, pair_games, play_game, seated
 
 _AGENT_CACHE: dict[tuple, Any] = {}
 
@@ -20,42 +20,36 @@ def game_id(a: str, b: str, pair: int, swap: int) -> str:
 
 def schedule(agents: list[str], pairs: int, seed: int) -> list[dict[str, Any]]:
     """Every game of the round robin, in a fixed order: ``id``, matchup, pair, swap, seed,
-    and the spec sitting at each seat (swap 0: A on seats 0/2; swap 1: A on seats 1/3)."""
+    and the spec sitting at each seat (``duplicate.seated``: A on seats 0/2 in swap 0, on
+    1/3 in swap 1)."""
     games = []
     for ia, ib in combinations(range(len(agents)), 2):
         a, b = agents[ia], agents[ib]
-        for k in range(pairs):
-            for swap in (0, 1):
-                seats = [a, b, a, b] if swap == 0 else [b, a, b, a]
-                games.append(
-                    {
-                        "id": game_id(a, b, k, swap),
-                        "a": a,
-                        "b": b,
-                        "pair": k,
-                        "swap": swap,
-                        "seed": pair_seed(seed, k),
-                        "seats": seats,
-                    }
-                )
+        for g in pair_games(seed, pairs):
+            games.append(
+                {
+                    "id": game_id(a, b, g.pair, g.swap),
+                    "a": a,
+                    "b": b,
+                    "pair": g.pair,
+                    "swap": g.swap,
+                    "seed": g.seed,
+                    "seats": seated([a, b, a, b], g.swap),
+                }
+            )
     return games
 
 
 def _agent(spec: str, seat: int):
-    """Per-process agent instances, one per (spec, seat), built once: a checkpoint loads
-    once per policy file version (``checkpoint:runs/x`` names the run's newest checkpoint,
-    so a long-lived process reloads when a newer one appears or the file is rewritten)."""
-    from agents.registry import CHECKPOINT_PREFIX, make_agent
+    """Per-process agent instances, one per (spec, seat), built once per version of the
+    agent (``agents.registry.agent_identity``: a checkpoint spec names a file that may be
+    rewritten, or a run's newest checkpoint, so a long-lived process rebuilds it then)."""
+    from agents.registry import agent_identity, make_agent
 
-    key: tuple = (spec, seat)
-    if spec.startswith(CHECKPOINT_PREFIX):
-        from agents.checkpoint import resolve_policy
-
-        policy = resolve_policy(spec[len(CHECKPOINT_PREFIX) :])
-        key = (spec, seat, str(policy.resolve()), policy.stat().st_mtime_ns)
+    key = (spec, seat, agent_identity(spec))
     if key not in _AGENT_CACHE:
         for old in [k for k in _AGENT_CACHE if k[:2] == (spec, seat)]:
-            del _AGENT_CACHE[old]  # an older version of this checkpoint
+            del _AGENT_CACHE[old]  # an older version of this agent
         _AGENT_CACHE[key] = make_agent(spec, seed=seat)
     return _AGENT_CACHE[key]
 
