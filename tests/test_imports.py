@@ -40,3 +40,61 @@ def test_package_import_builds_no_big_table():
     assert int(plain) == 15**5 - 4
     stmt = "import guandan_env; assert guandan_env.legal_actions('H3 S3', '2')"
     assert _loaded_after(stmt) == []
+
+
+# what only the extras install (pyproject.toml): train, analysis, interop, web
+EXTRAS_ONLY = (
+    "torch",
+    "ray",
+    "tensorboard",
+    "yaml",
+    "tqdm",
+    "matplotlib",
+    "pandas",
+    "torchrl",
+    "tianshou",
+    "pyspiel",
+    "websockets",
+    "starlette",
+    "uvicorn",
+)
+BLOCKER = f"""
+import sys
+class _Blocked:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in {EXTRAS_ONLY!r}:
+            raise ModuleNotFoundError(f'No module named {{name!r}} (not in the core install)', name=name)
+sys.meta_path.insert(0, _Blocked())
+"""
+
+
+def test_the_core_plays_whole_games_without_any_extra():
+    """``pip install guandan-env`` (no extra) is a working env: the AEC env, the vector env
+    and the rule-based agents play without importing torch, Ray or any other extra."""
+    code = (
+        BLOCKER
+        + """
+import numpy as np
+import guandan_env
+from agents.registry import make_agent
+from guandan_env import VectorGuandanEnv
+env = guandan_env.env(mode="deal", random_tribute=True)
+env.reset(seed=0)
+agents = [make_agent("heuristic", seed=s) for s in range(2)] + [make_agent("random", seed=2)] * 2
+for name in env.agent_iter():
+    obs, _, term, trunc, info = env.last()
+    seat = int(name[-1])
+    env.step(None if term or trunc else agents[seat].act(obs, info))
+vec = VectorGuandanEnv(8)
+vec.reset(seed=1)
+for _ in range(50):
+    vec.step(vec.sample_actions(np.random.default_rng(0)))
+try:
+    make_agent("checkpoint:runs/x")
+except ValueError as e:
+    assert "guandan-env[train]" in str(e), e
+print("ok")
+"""
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
