@@ -47,7 +47,7 @@ from guandan_env.encoding.features import ACTION_FEATURE_DIM
 from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
 from guandan_env.encoding.observation import OBS_DIM
 from guandan_env.encoding.packing import OBS_BITS, SCALAR_INDEX, pack_masks
-from guandan_env.version import ENV_VERSION, check_env_version
+from guandan_env.env_version import ENV_VERSION, check_env_version
 
 FEATURE_BLOCKS = ("after", "plan", "state")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {

@@ -15,7 +15,6 @@ from typing import TextIO
 import numpy as np
 
 from guandan_env.core import actions as T
-from guandan_env.core.api import action_text
 from guandan_env.core.cards import (
     RANK_TEXT,
     face_text,
@@ -28,6 +27,7 @@ from guandan_env.core.cards import (
 from guandan_env.core.choice import choose_cards
 from guandan_env.core.phase import Phase
 from guandan_env.core.strength import action_sort_key
+from guandan_env.core.text import action_text
 from guandan_env.encoding.events import DealStarted, current_deal
 
 ANNOUNCE_AT = 10  # a seat with this many cards or fewer is announced

@@ -26,10 +26,10 @@ import numpy as np
 
 from agents.registry import make_agent
 from guandan_env.core import actions as T
-from guandan_env.core.api import action_text
 from guandan_env.core.cards import NUM_FACES, RANK_TEXT
 from guandan_env.core.engine import Game, Tribute
 from guandan_env.core.phase import Phase
+from guandan_env.core.text import action_text
 from guandan_env.encoding import protocol as P
 from guandan_env.encoding.observation import encode_game
 from guandan_env.envs.aec import seat_view

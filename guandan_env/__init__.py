@@ -8,7 +8,7 @@ are imported on first use.
 from __future__ import annotations
 
 from .core.actions import KIND_NAMES, NUM_ACTIONS
-from .core.api import cards_for_action, declaration_text, describe_action, legal_actions
+from .core.text import cards_for_action, declaration_text, describe_action, legal_actions
 from .encoding.features import ACTION_FEATURE_DIM, action_features
 
 __all__ = [

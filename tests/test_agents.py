@@ -14,8 +14,8 @@ from agents.registry import agent_identity, entries, parse_heuristic_params
 from experiments.evaluation.duplicate import LazyObservation, play_game
 from guandan_env.core import actions as T
 from guandan_env.core import movegen
-from guandan_env.core.api import action_text, declaration_text
 from guandan_env.core.cards import parse_hand, parse_rank
+from guandan_env.core.text import action_text, declaration_text
 from guandan_env.envs.aec import AGENTS, SeatView, raw_env
 
 

@@ -14,10 +14,10 @@ from conftest import action_for, hands_array, make_game, play
 
 import guandan_env
 from guandan_env.core import actions as T
-from guandan_env.core.api import cards_for_action, describe_action, legal_actions
 from guandan_env.core.cards import parse_card, parse_hand, parse_rank
 from guandan_env.core.engine import Game
 from guandan_env.core.illegal import IllegalActionError
+from guandan_env.core.text import cards_for_action, describe_action, legal_actions
 from guandan_env.envs.aec import raw_env
 
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import guandan_env
 from guandan_env import VectorGuandanEnv
 from guandan_env.core import actions as T
-from guandan_env.core.api import cards_for_action, declaration_text, describe_action, legal_actions
+from guandan_env.core.text import cards_for_action, declaration_text, describe_action, legal_actions
 from guandan_env.envs.aec import raw_env
 from guandan_env.envs.wrappers import SingleAgentEnv
 

@@ -63,7 +63,7 @@ import sys
 class _Blocked:
     def find_spec(self, name, path=None, target=None):
         if name.split('.')[0] in {EXTRAS_ONLY!r}:
-            raise ModuleNotFoundError(f'No module named {{name!r}} (not in the core install)', name=name)
+            raise ModuleNotFoundError(f'No module named {{name!r}} (an extra)', name=name)
 sys.meta_path.insert(0, _Blocked())
 """
 

@@ -114,8 +114,13 @@ def test_the_graph_is_read():
 
 
 # Inside guandan_env the sub-packages are layers too: core <- encoding <- envs. The top-level
-# modules (the package itself, version) sit above them.
-SUBLAYERS = ("guandan_env.version", "guandan_env.core", "guandan_env.encoding", "guandan_env.envs")
+# modules (the package itself, env_version) sit above them.
+SUBLAYERS = (
+    "guandan_env.env_version",
+    "guandan_env.core",
+    "guandan_env.encoding",
+    "guandan_env.envs",
+)
 
 
 def _sublayer(module: str) -> int | None:

@@ -298,13 +298,13 @@ def test_malformed_replay_fields_are_one_clear_error(tmp_path, change, message):
 
 
 def test_files_of_another_env_version_are_refused(tmp_path):
-    """Replays and policy files record ``guandan_env.version.ENV_VERSION`` and are checked on
+    """Replays and policy files record ``guandan_env.env_version.ENV_VERSION`` and are checked on
     load; a file without the field (older) still loads."""
     import torch
 
     from agents.candidate_net import CandidateNet, load_policy_file, save_policy
+    from guandan_env.env_version import ENV_VERSION
     from guandan_env.envs.replay import Replay
-    from guandan_env.version import ENV_VERSION
 
     assert guandan_env.raw_env().metadata["name"] == ENV_VERSION
     data = Replay(game_seed=5, actions=[]).to_dict()

@@ -20,9 +20,9 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.evaluation.duplicate import LazyObservation, derive_seed
 from guandan_env.core import actions as T
-from guandan_env.core.api import action_text
 from guandan_env.core.cards import NUM_FACES, RANK_TEXT, face_text, is_wild, sort_key
 from guandan_env.core.phase import Phase
+from guandan_env.core.text import action_text
 from guandan_env.encoding import protocol as P
 from guandan_env.encoding.events import Played, Returned
 from guandan_env.envs.aec import AGENTS, raw_env

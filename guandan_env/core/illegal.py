@@ -13,8 +13,8 @@ import numpy as np
 
 from . import actions as T
 from . import vector_mask
-from .api import action_text
 from .phase import Phase
+from .text import action_text
 
 # reason -> (rule, why, in words)
 REASONS: dict[str, tuple[str, str]] = {

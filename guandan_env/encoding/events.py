@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core import actions as T
-from ..core.api import action_text
 from ..core.cards import RANK_TEXT, format_cards
 from ..core.engine import DealResult
+from ..core.text import action_text
 
 
 @dataclass(slots=True)

@@ -53,7 +53,7 @@ None) and, unless ``info_view=False``, ``view`` (``SeatView``: what the seat may
 structured form, used by the rule-based agents; ``view.hand_text()`` and ``view.table_text()``
 give readable text).
 
-Version (``metadata["name"]``): ``guandan_v1``; the history is in ``guandan_env/version.py``.
+Version (``metadata["name"]``): ``guandan_v1``; the history is in ``guandan_env/env_version.py``.
 """
 
 from __future__ import annotations
@@ -68,13 +68,13 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from ..core import actions as T
 from ..core import validate
-from ..core.api import action_text
 from ..core.cards import RANK_TEXT, format_hand
 from ..core.engine import Game
 from ..core.phase import Phase
+from ..core.text import action_text
 from ..encoding.events import DealEnded, Event, Played, Returned, deal_started
 from ..encoding.observation import OBS_DIM, encode_game, spec_table
-from ..version import ENV_VERSION
+from ..env_version import ENV_VERSION
 from .scenario import (  # noqa: F401
     DEFAULT_CONFIG,
     SCENARIO_KEYS,

@@ -31,9 +31,9 @@ import numpy as np
 import pyspiel
 
 from ..core import actions as T
-from ..core.api import action_text
 from ..core.cards import NUM_FACES, RANK_TEXT, format_cards
 from ..core.engine import Game
+from ..core.text import action_text
 from ..encoding.observation import OBS_DIM, encode_game
 
 SEATS = 4

@@ -17,7 +17,7 @@ JSON layout (``FORMAT_VERSION`` 1)::
                "finish_order": [...], "digest": "sha256...", "inputs": "sha256..."},
      "meta": {...free form: agent names, tournament game id...}}
 
-``env`` is ``guandan_env.version.ENV_VERSION`` of the recording code (a replay of another
+``env`` is ``guandan_env.env_version.ENV_VERSION`` of the recording code (a replay of another
 version is refused on load; files without it predate the field). ``seed`` is the seed given
 to ``env.reset`` (None when the env continued its own RNG);
 ``game_seed`` is the seed the engine actually used (``env.unwrapped.game.seed``); replays use
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..core.engine import Game
-from ..version import ENV_VERSION, check_env_version
+from ..env_version import ENV_VERSION, check_env_version
 
 FORMAT = "guandan-replay"
 FORMAT_VERSION = 1

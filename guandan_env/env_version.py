@@ -22,5 +22,5 @@ def check_env_version(found: str | None, what: str) -> None:
     if found is not None and found != ENV_VERSION:
         raise ValueError(
             f"{what} was made with {found}; this code is {ENV_VERSION} (observation layout "
-            "and action table differ: see guandan_env/version.py)"
+            "and action table differ: see guandan_env/env_version.py)"
         )
