@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,9 +44,7 @@ from guandan_env.encoding.candidate_features import (
 )
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
 from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
-from guandan_env.encoding.observation import OBS_DIM
 from guandan_env.encoding.packing import OBS_BITS, SCALAR_INDEX, pack_masks
-from guandan_env.env_version import ENV_VERSION, check_env_version
 
 FEATURE_BLOCKS = ("after", "plan", "state")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
@@ -56,7 +53,6 @@ DEFAULT_MODEL_CONFIG: dict[str, Any] = {
     "id_embedding": True,  # learned per-id embedding E[a]
     "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
 }
-POLICY_FORMAT = "guandan-candidate-policy-v2"
 _FEATURE_TABLE = torch.from_numpy(ACTION_FEATURE_TABLE)  # shares the numpy table
 
 
@@ -382,74 +378,3 @@ def net_from_state(state: dict[str, Any], model_config: dict) -> CandidateNet:
     net = CandidateNet(model_config)
     net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in state.items()})
     return net.eval()
-
-
-# ------------------------------------------------------------------ files and agents
-def save_policy(path: str | Path, net_or_state, model_config: dict, meta: dict | None = None):
-    """Write ``policy.pt``: weights, model config, free-form ``meta`` (atomically)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "policy.pt"
-    state = policy_state(net_or_state) if isinstance(net_or_state, nn.Module) else net_or_state
-    payload = {
-        "format": POLICY_FORMAT,
-        "env_version": ENV_VERSION,
-        "obs_dim": OBS_DIM,
-        "num_actions": NUM_ACTIONS,
-        "model_config": dict(model_config),
-        "state_dict": {k: torch.from_numpy(np.array(v)) for k, v in state.items()},
-        "meta": dict(meta or {}),
-    }
-    tmp = path.with_suffix(".tmp")
-    torch.save(payload, tmp)
-    tmp.replace(path)
-    return path
-
-
-def load_policy_file(path: str | Path) -> tuple[CandidateNet, dict]:
-    """The network and ``meta`` of a ``policy.pt``; a clear error for other formats."""
-    payload = torch.load(path, map_location="cpu", weights_only=True)
-    fmt = payload.get("format") if isinstance(payload, dict) else None
-    if fmt == "guandan-policy-v1":
-        raise ValueError(
-            f"{path} is a policy of the old flat 2,243-logit network (format guandan-policy-v1), "
-            "which this version no longer plays; retrain it with python -m experiments.selfplay"
-        )
-    if fmt != POLICY_FORMAT:
-        raise ValueError(f"{path} is not a {POLICY_FORMAT} policy file (format {fmt!r})")
-    check_env_version(payload.get("env_version"), str(path))
-    if payload["obs_dim"] != OBS_DIM or payload["num_actions"] != NUM_ACTIONS:
-        raise ValueError(
-            f"{path} was trained with obs_dim={payload['obs_dim']}, num_actions="
-            f"{payload['num_actions']}; this env has {OBS_DIM}, {NUM_ACTIONS}"
-        )
-    return net_from_state(payload["state_dict"], payload["model_config"]), dict(payload["meta"])
-
-
-class CandidateAgent:
-    """A ``CandidateNet`` following the agent protocol (``agents.base.Agent``); stateless per
-    seat, so one instance may play several seats."""
-
-    def __init__(
-        self, net: CandidateNet, seed: int | None = None, greedy: bool = True, name: str = "net"
-    ) -> None:
-        self.net = net.eval()
-        self.greedy = greedy
-        self.name = name
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def act(self, observation, info: dict) -> int:
-        mask = np.asarray(observation["action_mask"])
-        legal = np.flatnonzero(mask)
-        if legal.size == 0:
-            raise ValueError("no legal action in the mask: it is not this agent's turn")
-        if legal.size == 1:
-            return int(legal[0])
-        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
-        d = self.net.prepare(obs, mask[None])
-        actions, _, _ = self.net.act_batch(d, self.rng, self.greedy)
-        return int(actions[0])

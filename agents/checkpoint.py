@@ -17,7 +17,9 @@ from pathlib import Path
 
 import torch
 
-from agents.candidate_net import CandidateAgent, CandidateNet, load_policy_file
+from agents.candidate_agent import CandidateAgent
+from agents.candidate_net import CandidateNet
+from agents.policy_file import load_policy_file
 
 POLICY_FILE = "policy.pt"
 STATE_FILE = "trainer_state.json"  # written last: its presence marks a complete checkpoint

@@ -92,7 +92,8 @@ def test_agents_follow_the_protocol():
 
 # --------------------------------------------------------------------- every registered kind
 def _tiny_policy(tmp_path) -> str:
-    from agents.candidate_net import CandidateNet, save_policy
+    from agents.candidate_net import CandidateNet
+    from agents.policy_file import save_policy
 
     net = CandidateNet({"trunk": [16], "cand": [8]})
     return str(save_policy(tmp_path, net, net.model_config))

@@ -302,7 +302,8 @@ def test_files_of_another_env_version_are_refused(tmp_path):
     load; a file without the field (older) still loads."""
     import torch
 
-    from agents.candidate_net import CandidateNet, load_policy_file, save_policy
+    from agents.candidate_net import CandidateNet
+    from agents.policy_file import load_policy_file, save_policy
     from guandan_env.env_version import ENV_VERSION
     from guandan_env.envs.replay import Replay
 

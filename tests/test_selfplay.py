@@ -23,14 +23,9 @@ import pytest
 import torch
 import yaml
 
-from agents.candidate_net import (
-    CandidateAgent,
-    CandidateNet,
-    check_model_config,
-    load_policy_file,
-    save_policy,
-    segment_log_softmax,
-)
+from agents.candidate_agent import CandidateAgent
+from agents.candidate_net import CandidateNet, check_model_config, segment_log_softmax
+from agents.policy_file import load_policy_file, save_policy
 from experiments.common.typed_config import to_dict
 from experiments.selfplay.config import DEFAULTS, load_config, parse_overrides
 from guandan_env import VectorGuandanEnv

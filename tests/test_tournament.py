@@ -352,7 +352,8 @@ def test_a_checkpoint_agent_reloads_when_its_policy_file_changes(tmp_path):
 
     import torch
 
-    from agents.candidate_net import CandidateNet, save_policy
+    from agents.candidate_net import CandidateNet
+    from agents.policy_file import save_policy
     from experiments.evaluation.tournament import games as tournament
 
     small = {"trunk": [8, 8], "cand": [4]}

@@ -35,7 +35,8 @@ def _evaluate_task(
     """Duplicate evaluation of a policy's weights (runs as a Ray task beside training)."""
     import torch
 
-    from agents.candidate_net import CandidateAgent, net_from_state
+    from agents.candidate_agent import CandidateAgent
+    from agents.candidate_net import net_from_state
     from experiments.evaluation.duplicate import evaluate
 
     torch.set_num_threads(1)
@@ -120,7 +121,8 @@ class SelfPlayTrainer:
             )
 
     def _warm_start(self) -> None:
-        from agents.candidate_net import policy_state, save_policy
+        from agents.candidate_net import policy_state
+        from agents.policy_file import save_policy
         from experiments.selfplay.warm_start.bc import warm_start
 
         ws = self.cfg.warm_start
@@ -204,7 +206,7 @@ class SelfPlayTrainer:
     def save_checkpoint(self) -> Path:
         import torch
 
-        from agents.candidate_net import save_policy
+        from agents.policy_file import save_policy
 
         path = self.ckpt_root / f"iter_{self.iteration:06d}"
         if path.exists():

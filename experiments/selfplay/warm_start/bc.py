@@ -32,10 +32,10 @@ from agents.candidate_net import (
     CandidateNet,
     check_model_config,
     prepare_packed,
-    save_policy,
     segment_log_softmax,
     taken_index,
 )
+from agents.policy_file import save_policy
 from experiments.common.typed_config import option
 
 
