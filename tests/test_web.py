@@ -24,6 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from experiments.web.app import create_app
+from experiments.web.guard import server_config
 from guandan_env.core.cards import face_text, full_deck, parse_card
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -40,10 +41,7 @@ def _free_port() -> int:
 def server(tmp_path_factory):
     out = tmp_path_factory.mktemp("web")
     port = _free_port()
-    config = uvicorn.Config(
-        create_app(out, delay=0.0), host="127.0.0.1", port=port, log_level="warning"
-    )
-    srv = uvicorn.Server(config)
+    srv = uvicorn.Server(server_config(create_app(out, delay=0.0), "127.0.0.1", port))
     t = threading.Thread(target=srv.run, daemon=True)
     t.start()
     deadline = time.time() + 20

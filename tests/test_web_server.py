@@ -8,12 +8,14 @@ import pytest
 from starlette.testclient import TestClient
 
 from experiments.web.app import create_app
+from experiments.web.guard import LOCAL_HOSTS
 from experiments.web.tables import WebTable
 
 
 @pytest.fixture
 def client(tmp_path):
-    return TestClient(create_app(tmp_path, delay=0.0)), tmp_path
+    app = create_app(tmp_path, delay=0.0, hosts=[*LOCAL_HOSTS, "testserver"])  # TestClient's host
+    return TestClient(app), tmp_path
 
 
 def _table(c, **body):
@@ -57,7 +59,8 @@ def test_a_deal_is_played_saved_and_summarised(client):
     assert frames[-1]["result"]["order"] == final["result"]["order"]
     # the same file uploaded gives the same frames
     raw = (out / "replays" / names[0]).read_bytes()
-    assert c.post("/api/replay", content=raw).json()["frames"] == frames
+    json_type = {"Content-Type": "application/json"}
+    assert c.post("/api/replay", content=raw, headers=json_type).json()["frames"] == frames
 
 
 def test_bad_input_changes_nothing(client):
@@ -94,7 +97,10 @@ def test_bad_input_changes_nothing(client):
         ws.send_text("{not json")
         assert ws.receive_json()["type"] == "error"
     assert c.get("/api/replay", params={"name": "../../etc/passwd"}).status_code == 400
-    assert c.post("/api/replay", content=b'{"format": "x"}').status_code == 400
+    bad = c.post(
+        "/api/replay", content=b'{"format": "x"}', headers={"Content-Type": "application/json"}
+    )
+    assert bad.status_code == 400
     with c.websocket_connect("/ws/nosuchtable") as ws:
         assert ws.receive_json()["type"] == "error"
 
