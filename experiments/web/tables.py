@@ -333,8 +333,10 @@ class WebTable:
 
 
 def replay_frames(data: dict) -> list[dict[str, Any]]:
-    """Every state of a saved replay, all hands shown, for stepping back and forth: hands as
-    card texts, the wildcard named once per frame (``wild``); at most ``MAX_REPLAY_ACTIONS``."""
+    """Every state of a saved replay, all hands shown, for stepping back and forth; at most
+    ``MAX_REPLAY_ACTIONS``. Compact: a hand is one text (``"S2 H3 …"``, the wildcard named
+    once per frame as ``wild``) and ``None`` where it is the previous frame's (the page fills
+    it in)."""
     from guandan_env.envs.replay import Replay, replay_steps, start_game
 
     actions = data.get("actions") if isinstance(data, dict) else None
@@ -343,8 +345,13 @@ def replay_frames(data: dict) -> list[dict[str, Any]]:
     r = Replay.from_dict(data)
     g = start_game(r)
     frames = [_frame(g, None, None)]
+    last = list(frames[0]["hands"])
     for st in replay_steps(r):
-        frames.append(_frame(st.game, st, st.deal_result))
+        f = _frame(st.game, st, st.deal_result)
+        hands = f["hands"]
+        f["hands"] = [None if h == last[s] else h for s, h in enumerate(hands)]
+        last = hands
+        frames.append(f)
     return frames
 
 
@@ -363,7 +370,7 @@ def _frame(g, st, result) -> dict[str, Any]:
         "level": RANK_TEXT[level],
         "levels": [RANK_TEXT[x] for x in g.levels],
         "wild": face_text(wildcard_face(level)),
-        "hands": [[c["card"] for c in cards_of(g.hands[s], level)] for s in range(4)],
+        "hands": [" ".join(c["card"] for c in cards_of(g.hands[s], level)) for s in range(4)],
         "left": g.cards_left(),
         "move": move,
         "table": action_text(g.table_action, level)

@@ -277,7 +277,8 @@ async function loadFrames(resp) {
   const out = await resp.json();
   if (!resp.ok) { $("#replay-error").textContent = out.error; return; }
   $("#replay-error").textContent = "";
-  frames = out.frames;
+  frames = out.frames;  // a hand sent as null is the previous frame's
+  frames.forEach((f, k) => { f.hands = f.hands.map((h, s) => (h === null ? frames[k - 1].hands[s] : h)); });
   $("#rp-slider").max = frames.length - 1;
   $("#replay-view").hidden = false;
   goto(0);
@@ -298,7 +299,7 @@ function goto(k) {
   }
   f.hands.forEach((h, s) => {
     const row = el("div", "rp-hand", `seat ${s} (${f.left[s]}): `);
-    row.append(cardsEl(h.map((c) => ({ card: c, wild: c === f.wild }))));
+    row.append(cardsEl(h.split(" ").filter(Boolean).map((c) => ({ card: c, wild: c === f.wild }))));
     box.append(row);
   });
   if (f.result) box.append(el("p", "result", `deal over: order ${f.result.order.join(", ")}, team ${f.result.winner_team} +${f.result.gain}`));
