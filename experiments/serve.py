@@ -46,7 +46,7 @@ import numpy as np
 
 from agents.registry import make_agent
 from experiments.arena import derive_seed, game_config, pair_seed, play_game
-from experiments.hosts import warn_if_exposed
+from experiments.loopback import warn_if_exposed
 from guandan_env.core import actions as T
 from guandan_env.core.phase import Phase
 from guandan_env.encoding import protocol as P

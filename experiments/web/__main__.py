@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--port must be in 0..65535 and --delay >= 0")
     import uvicorn
 
-    from experiments.hosts import warn_if_exposed
+    from experiments.loopback import warn_if_exposed
 
     from .app import create_app
     from .guard import allowed_hosts, server_config
