@@ -9,12 +9,17 @@ network is rebuilt from ``policy.pt`` and plays ``argmax`` over the legal candid
 ``PATH`` may be the ``policy.pt`` file, a checkpoint directory, a behaviour-cloning output
 directory, or a run directory (``runs/<name>``: its newest checkpoint). A policy of the old
 flat-head network (format ``guandan-policy-v1``) is refused with an error that says so.
+
+Every file here is read with ``torch.load(weights_only=True)``: tensors and plain containers
+only, so a file made by someone else cannot run code (``docs/security.md``). ``league.pt``
+(the self-play league beside ``policy.pt``) holds ``{member name: {key: tensor}}``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from agents.candidate_agent import CandidateAgent
@@ -22,7 +27,31 @@ from agents.candidate_net import CandidateNet
 from agents.policy_file import load_policy_file
 
 POLICY_FILE = "policy.pt"
+LEAGUE_FILE = "league.pt"
 STATE_FILE = "trainer_state.json"  # written last: its presence marks a complete checkpoint
+# league files written before they held tensors stored numpy arrays: these rebuild an array
+# and nothing else (an object array would need more globals and is refused)
+_NUMPY_ARRAYS = [
+    np._core.multiarray._reconstruct,
+    np.ndarray,
+    np.dtype,
+    *(type(np.dtype(t)) for t in ("float32", "float64", "int64", "int32", "bool", "uint8")),
+]
+
+
+def save_league(path: str | Path, members: list[tuple[str, dict]]) -> None:
+    """Write league members (name, state dict of arrays) as plain tensors."""
+    plain = {n: {k: torch.as_tensor(np.asarray(v)) for k, v in s.items()} for n, s in members}
+    torch.save(plain, path)
+
+
+def load_league(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
+    """League members of ``save_league`` (or the older numpy form), read weights-only."""
+    with torch.serialization.safe_globals(_NUMPY_ARRAYS):
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(saved, dict) or not all(isinstance(s, dict) for s in saved.values()):
+        raise ValueError(f"{path} is not a league file (name -> state dict)")
+    return {n: {k: np.asarray(v) for k, v in s.items()} for n, s in saved.items()}
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:

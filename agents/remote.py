@@ -12,7 +12,10 @@ The mask is what the server offers: entries are matched to our action ids by the
 
 Works against ``experiments.serve`` and any server that follows ``docs/protocol.md``;
 where the other server's rules differ from ours (RULES.md), its word wins: the mirror follows
-its announcements and offers.
+its announcements and offers. A message the client cannot read (not a JSON object, nested
+too deep, missing or wrong fields) is logged and skipped (an unreadable ``act`` is answered
+with index 0); after ``MAX_UNREADABLE`` of them in a row the client leaves with a
+``ProtocolError``.
 """
 
 from __future__ import annotations
@@ -34,9 +37,25 @@ from guandan_env.encoding import protocol as P
 from guandan_env.encoding.observation import encode_game
 from guandan_env.envs.aec import seat_view
 
+MAX_UNREADABLE = 50  # unreadable server messages in a row before the client gives up
+UNREADABLE = (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError)
+
 
 class ProtocolError(ValueError):
     """A server message the mirror cannot follow (names the message)."""
+
+
+def read_message(raw: Any) -> dict:
+    """A server message as a dict; ``ProtocolError`` for anything else (the one parser)."""
+    if not isinstance(raw, str):
+        raise ProtocolError("a binary frame, expected JSON text")
+    try:
+        msg = json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        raise ProtocolError(f"not JSON ({type(e).__name__})") from None
+    if not isinstance(msg, dict):
+        raise ProtocolError(f"expected a JSON object, got {type(msg).__name__}")
+    return msg
 
 
 def _faces(cards: Any, what: str) -> np.ndarray:
@@ -274,22 +293,28 @@ def play(url: str, agent, timeout: float = 600.0, quiet: bool = False) -> dict:
     from websockets.sync.client import connect
 
     mirror = ProtocolMirror()
-    decisions, games, result = 0, 0, None
+    decisions, games, result, unreadable = 0, 0, None, 0
     with connect(url, max_size=1 << 22, open_timeout=timeout) as ws:
         for raw in ws:
-            msg = json.loads(raw)
-            if msg.get("type") == "act":
-                if msg.get("stage") == "tribute":  # we give the highest card (R-7.1, R-7.6)
-                    index = _tribute_index(mirror, msg)
-                else:
-                    obs, info, index_of = mirror.decision(msg)
-                    a = int(agent.act(obs, info))
-                    index = index_of.get(a, 0)
+            msg: dict | None = None
+            try:
+                msg = read_message(raw)
+                index = _answer(mirror, agent, msg)
+                unreadable = 0
+            except UNREADABLE as e:
+                unreadable += 1
+                if not quiet:
+                    print(f"skipped a server message: {str(e)[:200]}", file=sys.stderr)
+                if unreadable >= MAX_UNREADABLE:
+                    raise ProtocolError(
+                        f"{unreadable} server messages in a row could not be read; leaving"
+                    ) from None
+                index = 0 if msg is not None and msg.get("type") == "act" else None
+            if index is not None:
                 ws.send(json.dumps({"actIndex": int(index)}))
                 decisions += 1
                 continue
-            mirror.handle(msg)
-            stage = msg.get("stage")
+            stage = msg.get("stage") if msg is not None else None
             if stage == "gameOver":
                 games += 1
                 if not quiet:
@@ -298,6 +323,18 @@ def play(url: str, agent, timeout: float = 600.0, quiet: bool = False) -> dict:
                 result = msg
                 break
     return {"decisions": decisions, "games": games, "result": result}
+
+
+def _answer(mirror: ProtocolMirror, agent, msg: dict) -> int | None:
+    """The index to answer an ``act`` with; a notify updates the mirror (None)."""
+    if msg.get("type") != "act":
+        mirror.handle(msg)
+        return None
+    if msg.get("stage") == "tribute":  # we give the highest card (R-7.1, R-7.6)
+        return _tribute_index(mirror, msg)
+    obs, info, index_of = mirror.decision(msg)
+    a = int(agent.act(obs, info))
+    return index_of.get(a, 0)
 
 
 def _tribute_index(mirror: ProtocolMirror, msg: dict) -> int:
@@ -330,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
         out = play(args.url, agent)
     except OSError as e:
         print(f"error: cannot reach {args.url}: {e}", file=sys.stderr)
+        return 2
+    except ProtocolError as e:
+        print(f"error: {args.url}: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -18,26 +18,35 @@ fault is recorded with the game. Results go to ``--out`` as ``results.jsonl`` (o
 game, the tournament's record plus seats and faults) and ``summary.json``; ``--save-replays``
 writes each game's replay (``python -m experiments.hosts.replay FILE``).
 
-The server binds to 127.0.0.1 unless ``--host`` says otherwise, reads at most 64 KiB per
-message, and checks every reply before using it.
+The server binds to 127.0.0.1 unless ``--host`` says otherwise (and warns when it does),
+refuses browsers (any ``Origin`` header), reads at most 64 KiB per message, checks every reply
+before using it, and benches a seat for the rest of the game after ``--max-timeouts``
+timeouts in a row. ``--token`` gives each remote seat a secret that its client must send in
+its URL (``?token=…``). ``--duplicate`` with remote seats is refused unless
+``--trust-remote``: the second game of a pair replays a deal the client has already seen in
+full. See ``docs/security.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hmac
 import json
 import queue
 import re
+import secrets
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
 from agents.registry import make_agent
 from experiments.evaluation.duplicate import derive_seed, game_config, pair_seed, play_game
+from experiments.loopback import warn_if_exposed
 from guandan_env.core import actions as T
 from guandan_env.core.phase import Phase
 from guandan_env.encoding import protocol as P
@@ -46,6 +55,8 @@ from guandan_env.envs.aec import AGENTS
 REMOTE = "remote"
 PATH_RE = re.compile(r"^/game/client([0-3])$")
 MAX_MESSAGE = 1 << 16
+MAX_REASON = 123  # bytes: the longest close reason a WebSocket close frame can carry
+MAX_TIMEOUTS = 3  # timeouts in a row before a seat is benched for the rest of the game
 
 
 def _rank(level: int) -> str:
@@ -85,10 +96,19 @@ class RemoteLink:
 class ProtocolTable:
     """Turns the moves of one game into protocol messages and asks remote seats to act."""
 
-    def __init__(self, links: dict[int, RemoteLink], timeout: float, fallback: str) -> None:
+    def __init__(
+        self,
+        links: dict[int, RemoteLink],
+        timeout: float,
+        fallback: str,
+        max_timeouts: int = MAX_TIMEOUTS,
+    ) -> None:
         self.links = links
         self.timeout = float(timeout)
         self.fallback_spec = fallback
+        self.max_timeouts = int(max_timeouts)
+        self.timeouts: dict[int, int] = {}  # participant -> timeouts in a row, this game
+        self.benched: set[int] = set()  # participants played by the fallback until game end
         self.seat_of: dict[int, int] = {}  # participant -> seat, this game
         self.env = None
         self.deal_seen = 0
@@ -102,6 +122,18 @@ class ProtocolTable:
         self.deal_seen = 0
         self.faults = []
         self.steps = 0
+        self.timeouts = {}
+        self.benched = set()
+
+    def timed_out(self, seat: int, participant: int) -> None:
+        """Record a timeout; after ``max_timeouts`` in a row the seat is benched."""
+        n = self.timeouts.get(participant, 0) + 1
+        self.timeouts[participant] = n
+        self.fault(seat, participant, "timeout", f"no reply within {self.timeout:g} s")
+        if self.max_timeouts > 0 and n >= self.max_timeouts:
+            self.benched.add(participant)
+            why = f"{n} timeouts in a row: --fallback plays this seat for the rest of the game"
+            self.fault(seat, participant, "benched", why)
 
     def link_at(self, seat: int) -> RemoteLink | None:
         for p, s in self.seat_of.items():
@@ -284,14 +316,17 @@ class RemoteSeat:
         late = link.drain()
         if late:
             table.fault(seat, p, "late", f"{late} message(s) arrived while no decision was open")
+        if p in table.benched:
+            return int(self.fallback.act(observation, info))
         if not link.send(msg):
             table.fault(seat, p, "disconnected", "no client on this seat's path")
             return int(self.fallback.act(observation, info))
         try:
             raw = link.inbox.get(timeout=table.timeout)
         except queue.Empty:
-            table.fault(seat, p, "timeout", f"no reply within {table.timeout:g} s")
+            table.timed_out(seat, p)
             return int(self.fallback.act(observation, info))
+        table.timeouts[p] = 0
         index = _reply_index(raw, len(owners))
         if isinstance(index, tuple):
             table.fault(seat, p, index[0], f"{index[1]}; reply {raw[:80]!r}")
@@ -300,11 +335,12 @@ class RemoteSeat:
 
 
 def _reply_index(raw: str, n: int) -> int | tuple[str, str]:
-    """The ``actIndex`` of a reply, or ``(fault kind, why)``."""
+    """The ``actIndex`` of a reply, or ``(fault kind, why)``: the one parser of client replies,
+    so anything unreadable (not JSON, nested too deep, …) is a ``malformed`` fault."""
     try:
         reply = json.loads(raw)
-    except ValueError as e:
-        return "malformed", f"not JSON ({e})"
+    except (ValueError, RecursionError, MemoryError) as e:
+        return "malformed", f"not JSON ({type(e).__name__}: {str(e)[:60]})"
     if not isinstance(reply, dict) or "actIndex" not in reply:
         return "malformed", 'expected {"actIndex": i}'
     index = reply["actIndex"]
@@ -315,20 +351,41 @@ def _reply_index(raw: str, n: int) -> int | tuple[str, str]:
     return index
 
 
-def _handler_factory(links: dict[int, RemoteLink]):
+def _close(conn, code: int, reason: str) -> None:
+    """Close with ``reason`` cut to what a close frame can carry (123 bytes of UTF-8)."""
+    conn.close(code, reason.encode()[:MAX_REASON].decode(errors="ignore"))
+
+
+def _seat_of_request(target: str, links: dict[int, RemoteLink], tokens: dict[int, str]) -> int:
+    """The participant a request target (``/game/clientK?token=…``) names; ``ValueError``
+    (the close reason) for an unknown path or a missing or wrong token."""
+    url = urlsplit(target)
+    m = PATH_RE.match(url.path)
+    if m is None or int(m.group(1)) not in links:
+        open_paths = ", ".join(f"/game/client{p}" for p in sorted(links))
+        raise ValueError(f"no remote seat at {url.path[:40]!r}; open: {open_paths}")
+    p = int(m.group(1))
+    if p in tokens:
+        sent = parse_qs(url.query).get("token", [""])[0]
+        if not hmac.compare_digest(sent.encode(), tokens[p].encode()):
+            raise ValueError("missing or wrong token for this seat")
+    return p
+
+
+def _handler_factory(links: dict[int, RemoteLink], tokens: dict[int, str] | None = None):
     from websockets.exceptions import ConnectionClosed
 
     def handler(conn) -> None:
-        path = conn.request.path if conn.request is not None else ""
-        m = PATH_RE.match(path)
-        if m is None or int(m.group(1)) not in links:
-            open_paths = ", ".join(f"/game/client{p}" for p in sorted(links))
-            conn.close(1008, f"no remote seat at {path[:40]!r}; open: {open_paths}")
+        target = conn.request.path if conn.request is not None else ""
+        try:
+            p = _seat_of_request(target, links, tokens or {})
+        except ValueError as e:
+            _close(conn, 1008, str(e))
             return
-        link = links[int(m.group(1))]
+        link = links[p]
         with link.lock:
             if link.conn is not None:
-                conn.close(1008, "this seat already has a client")
+                _close(conn, 1008, "this seat already has a client")
                 return
             link.drain()
             link.conn = conn
@@ -355,25 +412,41 @@ def _handler_factory(links: dict[int, RemoteLink]):
 class ProtocolServer:
     """A WebSocket server (a background thread) with one ``RemoteLink`` per remote seat."""
 
-    def __init__(self, remote: list[int], host: str = "127.0.0.1", port: int = 23456) -> None:
+    def __init__(
+        self,
+        remote: list[int],
+        host: str = "127.0.0.1",
+        port: int = 23456,
+        tokens: bool = False,
+    ) -> None:
         from websockets.sync.server import serve
 
         self.links = {p: RemoteLink(p) for p in remote}
+        self.tokens = {p: secrets.token_urlsafe(16) for p in remote} if tokens else {}
         self._server = serve(
-            _handler_factory(self.links), host, port, max_size=MAX_MESSAGE, max_queue=16
+            _handler_factory(self.links, self.tokens),
+            host,
+            port,
+            max_size=MAX_MESSAGE,
+            max_queue=16,
+            origins=[None],  # browsers always send Origin; competition clients send none
         )
         self.host, self.port = self._server.socket.getsockname()[:2]
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
     def url(self, participant: int) -> str:
-        return f"ws://{self.host}:{self.port}/game/client{participant}"
+        """The address a client of ``participant`` connects to (its token included)."""
+        token = self.tokens.get(participant)
+        query = f"?token={token}" if token else ""
+        return f"ws://{self.host}:{self.port}/game/client{participant}{query}"
 
     def wait_for_clients(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         for p, link in self.links.items():
             if not link.connected.wait(max(deadline - time.monotonic(), 0)):
-                raise TimeoutError(f"no client connected to {self.url(p)} within {timeout:g} s")
+                where = f"/game/client{p}"
+                raise TimeoutError(f"no client connected to {where} within {timeout:g} s")
 
     def close(self) -> None:
         for link in self.links.values():
@@ -382,6 +455,16 @@ class ProtocolServer:
                 conn.close(1000, "games over")
         self._server.shutdown()
         self._thread.join(timeout=5)
+
+
+def check_duplicate(specs: list[str], duplicate: bool, trust_remote: bool) -> None:
+    """Refuse duplicate games with remote seats unless the operator trusts the clients: after
+    the first game of a pair every card is public, and the same client replays that deal."""
+    if duplicate and REMOTE in specs and not trust_remote:
+        raise ValueError(
+            "--duplicate with remote seats lets a client replay a deal it has seen in full; "
+            "pass --trust-remote if the remote clients are trusted (docs/security.md)"
+        )
 
 
 def seating(swap: int) -> dict[int, int]:
@@ -401,11 +484,14 @@ def run_games(
     fallback: str = "heuristic",
     out: Path | None = None,
     save_replays: bool = False,
+    trust_remote: bool = False,
+    max_timeouts: int = MAX_TIMEOUTS,
 ) -> list[dict[str, Any]]:
     """Play ``games`` games; returns (and, with ``out``, writes) one row per game."""
+    check_duplicate(specs, duplicate, trust_remote)
     cfg = game_config(mode, **(config or {}))
     links = server.links if server is not None else {}
-    table = ProtocolTable(links, timeout, fallback)
+    table = ProtocolTable(links, timeout, fallback, max_timeouts)
     rows = []
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -494,6 +580,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--duplicate", action="store_true", help="play each seed twice, seats moved one on"
     )
+    p.add_argument(
+        "--trust-remote",
+        action="store_true",
+        help="allow --duplicate with remote seats (they see each deal twice: trusted clients)",
+    )
+    p.add_argument(
+        "--token", action="store_true", help="a secret per remote seat, sent in the client's URL"
+    )
+    p.add_argument(
+        "--max-timeouts",
+        type=int,
+        default=MAX_TIMEOUTS,
+        help="timeouts in a row before --fallback plays a seat for the rest of the game (0: never)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--random-levels", action="store_true", help="deal mode: random team levels")
     p.add_argument(
@@ -511,18 +611,21 @@ def main(argv: list[str] | None = None) -> int:
     specs = [s.strip() for s in args.seats.split(",")]
     if len(specs) != 4:
         p.error(f"--seats needs four participants, got {len(specs)}: {args.seats!r}")
-    if args.games < 1 or args.timeout <= 0 or not 0 <= args.port < 65536:
-        p.error("--games must be >= 1, --timeout > 0, --port in 0..65535")
+    if args.games < 1 or args.timeout <= 0 or not 0 <= args.port < 65536 or args.max_timeouts < 0:
+        p.error("--games must be >= 1, --timeout > 0, --port in 0..65535, --max-timeouts >= 0")
     try:
         for s in specs + [args.fallback]:
             if s != REMOTE:
                 make_agent(s, 0)
         if args.fallback == REMOTE:
             raise ValueError("--fallback must be an agent spec, not 'remote'")
+        check_duplicate(specs, args.duplicate, args.trust_remote)
     except ValueError as e:
         p.error(str(e))
     remote = [i for i, s in enumerate(specs) if s == REMOTE]
-    server = ProtocolServer(remote, args.host, args.port) if remote else None
+    if remote:
+        warn_if_exposed(args.host, "protocol server", "every remote seat (take it, or play it)")
+    server = ProtocolServer(remote, args.host, args.port, args.token) if remote else None
     try:
         if server is not None:
             for i in remote:
@@ -545,6 +648,8 @@ def main(argv: list[str] | None = None) -> int:
             args.fallback,
             Path(args.out),
             args.save_replays,
+            args.trust_remote,
+            args.max_timeouts,
         )
     except TimeoutError as e:
         print(f"error: {e}", file=sys.stderr)

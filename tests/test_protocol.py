@@ -422,3 +422,169 @@ def test_mirror_refuses_inconsistent_messages():
             }
         )
     assert m.game is None
+
+
+# ------------------------------------------------------------------ hostile clients (issue 26)
+def test_a_nested_json_reply_is_a_malformed_fault_and_the_run_goes_on():
+    """5,000 ``[`` (under the 64 KiB cap) raised RecursionError and ended the whole run."""
+    calls = {"n": 0}
+
+    def nested(m):
+        calls["n"] += 1
+        return "[" * 5000 if calls["n"] == 1 else json.dumps({"actIndex": 0})
+
+    rows, _ = _serve(["remote", "heuristic", "heuristic", "heuristic"], {0: nested}, 2, seed=2)
+    assert len(rows) == 2 and all(r["record"]["deals"] for r in rows)  # both games played
+    first = rows[0]["faults"][0]
+    assert first["kind"] == "malformed" and "RecursionError" in first["detail"]
+
+
+def test_a_browser_origin_cannot_take_a_seat():
+    """A page in the user's browser (any Origin) is refused before the handshake; the seat
+    stays free and the real client then takes it."""
+    from websockets.exceptions import InvalidStatus
+
+    srv = serve.ProtocolServer([0], port=0)
+    try:
+        with pytest.raises(InvalidStatus) as e:
+            connect(srv.url(0), origin="http://evil.example", open_timeout=5)
+        assert e.value.response.status_code == 403
+        assert srv.links[0].conn is None and not srv.links[0].connected.is_set()
+        with connect(srv.url(0)):
+            srv.wait_for_clients(5)
+    finally:
+        srv.close()
+
+
+def test_with_tokens_a_seat_needs_its_own_secret():
+    srv = serve.ProtocolServer([0, 1], port=0, tokens=True)
+    try:
+        assert "?token=" in srv.url(0) and srv.url(0) != srv.url(1).replace("client1", "client0")
+        base = srv.url(0).split("?")[0]
+        wrong = srv.url(1).replace("client1", "client0")  # seat 1's token on seat 0
+        for url in (base, base + "?token=nope", wrong):
+            with connect(url) as ws:
+                with pytest.raises(ConnectionClosed) as e:
+                    ws.recv(timeout=5)
+                assert e.value.rcvd.code == 1008 and "token" in e.value.rcvd.reason
+            assert srv.links[0].conn is None  # no seat taken
+        with connect(srv.url(0)), connect(srv.url(1)):
+            srv.wait_for_clients(5)
+    finally:
+        srv.close()
+
+
+def test_a_silent_client_is_benched_after_a_few_timeouts():
+    """The library answers pings, so a silent client never looks gone: after
+    ``max_timeouts`` timeouts in a row the fallback plays the seat without waiting."""
+    import time
+
+    t0 = time.monotonic()
+    rows, _ = _serve(
+        ["remote", "heuristic", "heuristic", "heuristic"],
+        {0: lambda m: None},
+        1,
+        seed=2,
+        config=DEAL_CFG,
+        timeout=0.4,
+        max_timeouts=3,
+    )
+    kinds = [f["kind"] for f in rows[0]["faults"]]
+    assert kinds.count("timeout") == 3 and kinds.count("benched") == 1, kinds
+    assert rows[0]["record"]["deals"] and time.monotonic() - t0 < 10
+
+
+def test_duplicate_with_remote_seats_needs_trusted_clients(capsys):
+    """After game one every card is public and the same client replays the deal: refused
+    unless the operator says the clients are trusted."""
+    specs = ["remote", "heuristic", "heuristic", "heuristic"]
+    with pytest.raises(ValueError, match="--trust-remote"):
+        serve.run_games(specs, None, 2, duplicate=True)
+    with pytest.raises(SystemExit) as e:
+        serve.main(["--seats", ",".join(specs), "--duplicate", "--port", "0", "--wait", "1"])
+    assert e.value.code == 2 and "--trust-remote" in capsys.readouterr().err
+    rows, _ = _serve(
+        specs, {0: _random_pick(1)}, 2, seed=3, duplicate=True, trust_remote=True, timeout=10
+    )
+    assert [r["swap"] for r in rows] == [0, 1] and rows[0]["seed"] == rows[1]["seed"]
+    rows = serve.run_games(["heuristic"] * 4, None, 2, duplicate=True)  # no remote: as before
+    assert len(rows) == 2
+
+
+def test_a_long_unknown_path_is_refused_with_1008_not_1011():
+    srv = serve.ProtocolServer([0, 1, 2, 3], port=0)
+    try:
+        url = srv.url(0).replace("/game/client0", "/game/" + "é" * 200)
+        with connect(url) as ws:
+            with pytest.raises(ConnectionClosed) as e:
+                ws.recv(timeout=5)
+        assert e.value.rcvd.code == 1008 and "no remote seat" in e.value.rcvd.reason
+        assert len(e.value.rcvd.reason.encode()) <= 123
+        assert all(link.conn is None for link in srv.links.values())
+    finally:
+        srv.close()
+
+
+def test_serve_warns_on_a_non_loopback_host(capsys):
+    from experiments.loopback import is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2")
+    argv = ["--seats", "remote,heuristic,heuristic,heuristic", "--port", "0", "--wait", "0.2"]
+    assert serve.main([*argv, "--host", "0.0.0.0"]) == 2  # nobody came: TimeoutError
+    assert "warning" in capsys.readouterr().err
+    assert serve.main([*argv, "--host", "127.0.0.1"]) == 2
+    assert "warning" not in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ a hostile server
+def _hostile_server(messages: list[str], got: list):
+    """A protocol server that sends ``messages``, then records what the client answers."""
+    from websockets.sync.server import serve as ws_serve
+
+    def handler(conn):
+        for m in messages:
+            conn.send(m)
+        try:
+            for raw in conn:
+                got.append(json.loads(raw))
+        except ConnectionClosed:
+            pass
+
+    srv = ws_serve(handler, "127.0.0.1", 0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"ws://127.0.0.1:{srv.socket.getsockname()[1]}/game/client0"
+
+
+def test_our_client_skips_what_a_malicious_server_sends():
+    junk = [
+        "[" * 5000,
+        "[1, 2]",
+        '"text"',
+        "{not json",
+        json.dumps({"type": "notify", "stage": "beginning"}),  # keys missing
+        json.dumps({"type": "notify", "stage": "play", "curPos": "x"}),
+        json.dumps({"type": "act", "stage": "play"}),  # an act we cannot read: index 0
+        json.dumps({"type": "notify", "stage": "gameResult", "victoryNum": [0, 0, 0, 0]}),
+    ]
+    got: list = []
+    srv, url = _hostile_server(junk, got)
+    try:
+        out = play(url, make_agent("heuristic", 0), timeout=10, quiet=True)
+    finally:
+        srv.shutdown()
+    assert out["result"]["stage"] == "gameResult" and out["decisions"] == 1
+    assert got == [{"actIndex": 0}]
+
+
+def test_our_client_leaves_with_a_clear_error_on_endless_garbage(capsys):
+    from agents import remote
+
+    srv, url = _hostile_server(["[1]"] * (remote.MAX_UNREADABLE + 5), [])
+    try:
+        with pytest.raises(remote.ProtocolError, match="could not be read"):
+            play(url, make_agent("heuristic", 0), timeout=10, quiet=True)
+        assert remote.main(["--url", url]) == 2
+    finally:
+        srv.shutdown()
+    assert "could not be read" in capsys.readouterr().err

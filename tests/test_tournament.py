@@ -370,3 +370,76 @@ def test_a_checkpoint_agent_reloads_when_its_policy_file_changes(tmp_path):
     w1, w2 = first.net.state_dict(), second.net.state_dict()
     assert any(not torch.equal(w1[k], w2[k]) for k in w1)
     assert sum(1 for k in tournament._AGENT_CACHE if k[:2] == (spec, 0)) == 1
+
+
+def _group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group."""
+    import subprocess
+
+    out = subprocess.run(["ps", "-o", "pid=", "-g", str(pgid)], capture_output=True, text=True)
+    return [int(x) for x in out.stdout.split() if _not_zombie(int(x))]
+
+
+def _start_in_own_group(tmp_path, wait_for_result: bool):
+    import subprocess
+    import sys
+    import time
+
+    cmd = [sys.executable, "-m", "experiments.evaluation.tournament", "heuristic", "random"]
+    cmd += ["--pairs", "400", "--workers", "2", "--out", str(tmp_path), "--no-progress"]
+    cmd += ["--mode", "match"]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    results = tmp_path / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if wait_for_result and results.exists() and results.stat().st_size:
+            break
+        if not wait_for_result and len(_group(proc.pid)) >= 3:  # workers just spawned
+            break
+        time.sleep(0.05)
+    return proc
+
+
+def _outlived(pgid: int, seconds: float) -> list[int]:
+    import time
+
+    deadline = time.monotonic() + seconds
+    alive = _group(pgid)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = _group(pgid)
+    return alive
+
+
+@pytest.mark.parametrize("when", ["mid-game", "while the workers start"])
+def test_nothing_of_the_process_group_outlives_a_killed_parent(tmp_path, when):
+    """Issue 26: every process of the tournament's group (workers, multiprocessing's resource
+    tracker) is gone within a moment of ``kill -9``, even while the workers are starting."""
+    import os
+    import signal
+
+    proc = _start_in_own_group(tmp_path, wait_for_result=when == "mid-game")
+    assert len(_group(proc.pid)) >= 3
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    alive = _outlived(proc.pid, 1.5)
+    for pid in alive:  # do not leave them behind for the next test
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"{alive} outlived their parent"
+
+
+def test_nothing_of_the_process_group_outlives_ctrl_c(tmp_path):
+    """Ctrl-C in a terminal signals the whole foreground group, workers included."""
+    import os
+    import signal
+
+    proc = _start_in_own_group(tmp_path, wait_for_result=True)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    alive = _outlived(proc.pid, 1.5)
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"{alive} outlived the interrupted tournament"

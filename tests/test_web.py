@@ -24,10 +24,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from experiments.web.app import create_app
+from experiments.web.guard import server_config
 from guandan_env.core.cards import face_text, full_deck, parse_card
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+LIVE: dict = {}  # the running server's hub, for tests that check nothing changed
 
 
 def _free_port() -> int:
@@ -40,10 +42,9 @@ def _free_port() -> int:
 def server(tmp_path_factory):
     out = tmp_path_factory.mktemp("web")
     port = _free_port()
-    config = uvicorn.Config(
-        create_app(out, delay=0.0), host="127.0.0.1", port=port, log_level="warning"
-    )
-    srv = uvicorn.Server(config)
+    app = create_app(out, delay=0.0)
+    LIVE["hub"] = app.state.hub
+    srv = uvicorn.Server(server_config(app, "127.0.0.1", port))
     t = threading.Thread(target=srv.run, daemon=True)
     t.start()
     deadline = time.time() + 20
@@ -290,3 +291,82 @@ def test_a_replay_steps_back_and_forth(server, browser):
     assert browser.find_element(By.CSS_SELECTOR, "#rp-frame .move").text == first_move
     browser.find_element(By.ID, "rp-last").click()
     assert "deal over" in browser.find_element(By.ID, "rp-frame").text
+
+
+# ------------------------------------------------------------------ the page and a hostile page
+def test_the_lobby_starts_a_game_through_the_request_guard(server, browser):
+    """The page's own requests (same origin, JSON) pass the guard; agents come from its list."""
+    base, _ = server
+    browser.get(base + "/")
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.agents") == "2")
+    options = [
+        o.text for o in browser.find_elements(By.CSS_SELECTOR, "select[name=partner] option")
+    ]
+    assert options == ["heuristic", "random"]
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, lambda d: "/table/" in d.current_url)
+    table = browser.current_url.rsplit("/", 1)[1]
+    assert table in LIVE["hub"].registry.tables
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.version") is not None)
+
+
+def test_a_replay_file_uploads_from_the_page(server, browser):
+    base, out = server
+    path = sorted((out / "replays").glob("*.json"))[0]
+    browser.get(base + "/replays")
+    browser.find_element(By.ID, "replay-file").send_keys(str(path))
+    _wait(browser, lambda d: d.find_element(By.ID, "replay-view").is_displayed())
+    assert browser.find_element(By.ID, "rp-pos").text.startswith("step 0 /")
+    hands = browser.find_elements(By.CSS_SELECTOR, "#rp-frame .rp-hand")
+    assert len(hands) == 4 and all(h.find_elements(By.CSS_SELECTOR, ".card") for h in hands)
+    browser.find_element(By.ID, "rp-last").click()
+    assert "deal over" in browser.find_element(By.ID, "rp-frame").text
+    assert not browser.find_element(By.ID, "replay-error").text
+
+
+EVIL_PAGE = """<!doctype html><html><body><script>
+const target = "%s";
+const out = [];
+async function attack() {
+  const body = JSON.stringify({seats: ["human", "heuristic", "heuristic", "heuristic"]});
+  try { await fetch(target + "/api/tables", {method: "POST", mode: "no-cors", body,
+                                             headers: {"Content-Type": "text/plain"}}); }
+  catch (e) { out.push("fetch failed"); }
+  try { await fetch(target + "/api/tables", {method: "POST", mode: "no-cors", body}); }
+  catch (e) { out.push("fetch failed"); }
+  const ws = new WebSocket(target.replace("http", "ws") + "/ws/%s");
+  ws.onmessage = (ev) => out.push("ws message " + ev.data.slice(0, 40));
+  ws.onclose = () => { out.push("ws closed"); document.title = "done"; };
+}
+attack();
+</script></body></html>"""
+
+
+def test_a_foreign_page_can_neither_create_tables_nor_attach(server, browser, tmp_path):
+    """Any site open in the user's browser: a no-cors POST (no preflight) and a WebSocket
+    to a table whose id it knows. Nothing is created, nobody attaches, no frame arrives."""
+    import http.server
+
+    base, _ = server
+    hub = LIVE["hub"]
+    victim = _new_table(base, {"seats": ["human", "heuristic", "heuristic", "heuristic"]})
+    before = set(hub.registry.tables)
+    (tmp_path / "index.html").write_text(EVIL_PAGE % (base, victim))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    evil = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), lambda *a: Quiet(*a, directory=str(tmp_path))
+    )
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        browser.get(f"http://localhost:{evil.server_address[1]}/index.html")  # another origin
+        _wait(browser, lambda d: d.title == "done")
+        log = browser.execute_script("return out")
+    finally:
+        evil.shutdown()
+    assert set(hub.registry.tables) == before, "a foreign page created a table"
+    assert hub.registry.get(victim).attached == 0 and not hub.viewers.get(victim)
+    assert not any(x.startswith("ws message") for x in log), log

@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import socket
+import threading
+import time
 
 import pytest
+import uvicorn
 from starlette.testclient import TestClient
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect as ws_connect
 
+from agents.registry import make_agent
+from experiments.web import app as web_app
+from experiments.web import guard
+from experiments.web import tables as web_tables
 from experiments.web.app import create_app
+from experiments.web.guard import LOCAL_HOSTS
 from experiments.web.tables import WebTable
 
 
 @pytest.fixture
 def client(tmp_path):
-    return TestClient(create_app(tmp_path, delay=0.0)), tmp_path
+    app = create_app(tmp_path, delay=0.0, hosts=[*LOCAL_HOSTS, "testserver"])  # TestClient's host
+    return TestClient(app), tmp_path
 
 
 def _table(c, **body):
@@ -57,7 +71,8 @@ def test_a_deal_is_played_saved_and_summarised(client):
     assert frames[-1]["result"]["order"] == final["result"]["order"]
     # the same file uploaded gives the same frames
     raw = (out / "replays" / names[0]).read_bytes()
-    assert c.post("/api/replay", content=raw).json()["frames"] == frames
+    json_type = {"Content-Type": "application/json"}
+    assert c.post("/api/replay", content=raw, headers=json_type).json()["frames"] == frames
 
 
 def test_bad_input_changes_nothing(client):
@@ -94,7 +109,10 @@ def test_bad_input_changes_nothing(client):
         ws.send_text("{not json")
         assert ws.receive_json()["type"] == "error"
     assert c.get("/api/replay", params={"name": "../../etc/passwd"}).status_code == 400
-    assert c.post("/api/replay", content=b'{"format": "x"}').status_code == 400
+    bad = c.post(
+        "/api/replay", content=b'{"format": "x"}', headers={"Content-Type": "application/json"}
+    )
+    assert bad.status_code == 400
     with c.websocket_connect("/ws/nosuchtable") as ws:
         assert ws.receive_json()["type"] == "error"
 
@@ -177,3 +195,286 @@ def test_web_cli_refuses_a_bad_table(tmp_path):
         with pytest.raises(SystemExit) as e:
             main([*argv, "--out", str(tmp_path)])
         assert e.value.code == 2
+
+
+# ------------------------------------------------------------------ hostile pages and processes
+# (issue 26) the real server on 127.0.0.1: real sockets, real HTTP and WebSocket clients
+
+
+SEATS = ["human", "heuristic", "heuristic", "heuristic"]
+EVIL = "http://evil.example"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(app) -> tuple[uvicorn.Server, threading.Thread, int]:
+    port = _free_port()
+    srv = uvicorn.Server(guard.server_config(app, "127.0.0.1", port))
+    t = threading.Thread(target=srv.run, daemon=True)
+    t.start()
+    deadline = time.time() + 20
+    while not srv.started:
+        assert time.time() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    return srv, t, port
+
+
+@pytest.fixture
+def live(tmp_path):
+    """A real server; yields ``(port, hub)``."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    app = create_app(tmp_path / "web", delay=0.0, runs=runs)
+    srv, t, port = _start(app)
+    yield port, app.state.hub
+    srv.should_exit = True
+    t.join(10)
+
+
+def _request(port, method, path, body=b"", headers=None, host=None):
+    """One raw HTTP request: ``(status, parsed JSON or text)``."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    h = {"Host": host or f"127.0.0.1:{port}", **(headers or {})}
+    c.request(method, path, body=body, headers=h)
+    r = c.getresponse()
+    raw = r.read()
+    c.close()
+    try:
+        return r.status, json.loads(raw)
+    except ValueError:
+        return r.status, raw.decode(errors="replace")
+
+
+JSON = {"Content-Type": "application/json"}
+TABLE = json.dumps({"seats": SEATS}).encode()
+WATCH = json.dumps({"seats": ["heuristic"] * 4}).encode()  # paused: nothing moves by itself
+
+
+def test_cross_site_posts_are_refused_and_create_nothing(live):
+    """A no-cors ``fetch`` from any site is a text/plain "simple" request: no preflight."""
+    port, hub = live
+    replay = json.dumps({"format": "x"}).encode()
+    for path, body in (("/api/tables", TABLE), ("/api/replay", replay)):
+        assert _request(port, "POST", path, body, {"Content-Type": "text/plain"})[0] == 415
+        assert _request(port, "POST", path, body)[0] == 415  # no Content-Type at all
+        for origin in (EVIL, "null", f"http://localhost:{port}"):  # another origin
+            assert _request(port, "POST", path, body, {**JSON, "Origin": origin})[0] == 403
+    assert hub.registry.tables == {}
+    own = {**JSON, "Origin": f"http://127.0.0.1:{port}"}  # the page itself
+    status, out = _request(port, "POST", "/api/tables", TABLE, own)
+    assert status == 200 and list(hub.registry.tables) == [out["table"]]
+    assert _request(port, "POST", "/api/tables", TABLE, JSON)[0] == 200  # a script: no Origin
+
+
+def test_a_rebinding_host_is_refused(live):
+    """A DNS-rebinding page talks to 127.0.0.1 under its own name: refused whatever it asks."""
+    port, hub = live
+    for method, path, body in (
+        ("GET", "/api/replays", b""),
+        ("GET", "/api/results", b""),
+        ("GET", "/", b""),
+        ("POST", "/api/tables", TABLE),
+    ):
+        status, out = _request(port, method, path, body, JSON, host=f"evil.example:{port}")
+        assert status == 400 and "Host" in out["error"], (path, out)
+    assert hub.registry.tables == {}
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", "localhost"):
+        assert _request(port, "GET", "/api/replays", host=host)[0] == 200
+
+
+def test_a_foreign_origin_cannot_attach_to_a_table(live):
+    port, hub = live
+    _, out = _request(port, "POST", "/api/tables", TABLE, JSON)
+    table = hub.registry.get(out["table"])
+    url = f"ws://127.0.0.1:{port}/ws/{table.id}"
+    for origin in (EVIL, "null"):
+        with pytest.raises(InvalidStatus) as e:
+            ws_connect(url, origin=origin, open_timeout=10)
+        assert e.value.response.status_code == 403
+    assert table.attached == 0 and table.version == 0
+    with ws_connect(url, origin=f"http://127.0.0.1:{port}") as ws:  # the page's own origin
+        assert json.loads(ws.recv(timeout=10))["table"] == table.id
+    with pytest.raises(InvalidStatus):
+        ws_connect(url, additional_headers={"Host": f"evil.example:{port}"}, open_timeout=10)
+
+
+def test_bodies_are_capped_while_streaming(live):
+    port, hub = live
+    # a declared length over the cap: refused before a byte of the body is read
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.putrequest("POST", "/api/tables")
+    c.putheader("Content-Type", "application/json")
+    c.putheader("Content-Length", str(100 << 20))
+    c.endheaders()
+    assert c.getresponse().status == 413
+    c.close()
+
+    def chunks():  # no length: the running count refuses it
+        yield b'{"seats": ["human", "heuristic", "heuristic", "heuristic"], "x": "'
+        for _ in range(200):
+            yield b"a" * 4096
+
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("POST", "/api/tables", body=chunks(), headers=JSON, encode_chunked=True)
+    assert c.getresponse().status == 413
+    c.close()
+    big = json.dumps({"format": "x", "pad": "a" * (web_app.MAX_BODY + 10)}).encode()
+    assert _request(port, "POST", "/api/replay", big, JSON)[0] == 413
+    assert hub.registry.tables == {}
+
+
+def _match_replay() -> bytes:
+    from guandan_env.envs.replay import record_game
+
+    rep = record_game([make_agent("random", i) for i in range(4)], seed=3, config={"mode": "match"})
+    return json.dumps(rep.to_dict()).encode()
+
+
+def test_replay_uploads_are_capped_compact_and_off_the_event_loop(live):
+    port, _ = live
+    raw = _match_replay()
+    data = json.loads(raw)
+    too_long = {**data, "actions": data["actions"] * 3}  # over MAX_REPLAY_ACTIONS
+    assert len(too_long["actions"]) > web_tables.MAX_REPLAY_ACTIONS
+    status, out = _request(port, "POST", "/api/replay", json.dumps(too_long).encode(), JSON)
+    assert status == 400 and "at most" in out["error"]
+    done: dict = {}
+
+    def upload():
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        c.request("POST", "/api/replay", body=raw, headers={**JSON, "Host": f"127.0.0.1:{port}"})
+        r = c.getresponse()
+        done["size"], done["status"] = len(r.read()), r.status
+
+    uploads = [threading.Thread(target=upload) for _ in range(3)]
+    for u in uploads:
+        u.start()
+    time.sleep(0.05)
+    waits = []
+    while any(u.is_alive() for u in uploads):  # the loop answers while frames are built
+        t0 = time.perf_counter()
+        assert _request(port, "GET", "/api/agents")[0] == 200
+        waits.append(time.perf_counter() - t0)
+    for u in uploads:
+        u.join()
+    assert done["status"] == 200 and done["size"] < 80 * len(raw)  # was ~290x
+    assert waits and max(waits) < 0.3, waits
+
+
+def test_nested_json_is_a_400_and_an_error_message(live):
+    port, hub = live
+    nested = b"[" * 5000
+    for path in ("/api/tables", "/api/replay"):
+        status, out = _request(port, "POST", path, nested, JSON)
+        assert status == 400 and isinstance(out, dict) and "error" in out
+    _, out = _request(port, "POST", "/api/tables", WATCH, JSON)
+    table = hub.registry.get(out["table"])
+    with ws_connect(f"ws://127.0.0.1:{port}/ws/{table.id}") as ws:
+        first = json.loads(ws.recv(timeout=10))
+        ws.send("[" * 4000)
+        assert json.loads(ws.recv(timeout=10))["type"] == "error"
+        assert json.loads(ws.recv(timeout=10))["version"] == first["version"]
+        ws.send(json.dumps({"type": "nonsense"}))  # the socket is still open
+        assert json.loads(ws.recv(timeout=10))["type"] == "error"
+
+
+def test_websocket_messages_and_viewers_are_bounded(live):
+    port, hub = live
+    _, out = _request(port, "POST", "/api/tables", WATCH, JSON)
+    table = hub.registry.get(out["table"])
+    url = f"ws://127.0.0.1:{port}/ws/{table.id}"
+    with ws_connect(url) as ws:
+        ws.recv(timeout=10)
+        ws.send("x" * (guard.WS_MAX_SIZE + 1))
+        with pytest.raises(ConnectionClosed) as e:
+            while True:
+                ws.recv(timeout=10)
+        assert e.value.rcvd.code == 1009  # message too big: dropped, not buffered
+    assert table.version == 0
+    with contextlib.ExitStack() as stack:
+        for _ in range(web_app.MAX_VIEWERS):
+            stack.enter_context(ws_connect(url))
+        with pytest.raises(InvalidStatus):
+            ws_connect(url, open_timeout=10)
+        assert len(hub.viewers[table.id]) == web_app.MAX_VIEWERS
+
+
+def test_tables_nobody_opened_do_not_lock_the_server(live):
+    port, hub = live
+    _, out = _request(port, "POST", "/api/tables", TABLE, JSON)
+    mine = out["table"]
+    with ws_connect(f"ws://127.0.0.1:{port}/ws/{mine}") as ws:
+        ws.recv(timeout=10)
+        for _ in range(web_tables.MAX_TABLES + 5):  # a flood nobody attaches to
+            assert _request(port, "POST", "/api/tables", TABLE, JSON)[0] == 200
+        assert len(hub.registry.tables) == web_tables.MAX_TABLES
+        assert mine in hub.registry.tables  # the attached table stays
+    assert _request(port, "POST", "/api/tables", TABLE, JSON)[0] == 200
+    assert len(hub.settings) <= web_tables.MAX_TABLES + 1  # evicted tables are forgotten
+
+
+def test_tables_seat_only_agents_the_server_offers(live, tmp_path):
+    """No ``checkpoint:PATH`` from a request: the same answer for a missing path, a folder
+    and a file; a listed run whose file is broken is a 400 without a traceback."""
+    port, hub = live
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not a checkpoint")
+    answers = set()
+    for path in (secret, tmp_path, tmp_path / "nothing_here"):
+        spec = f"checkpoint:{path}"
+        body = json.dumps({"seats": ["human", spec, "random", "random"]}).encode()
+        status, out = _request(port, "POST", "/api/tables", body, JSON)
+        assert status == 400
+        answers.add(out["error"].replace(repr(spec), "SPEC"))
+    assert len(answers) == 1, answers
+    run = hub.runs / "broken"
+    ckpt = run / "checkpoints" / "iter_000001"
+    ckpt.mkdir(parents=True)
+    (ckpt / "policy.pt").write_text("not a torch file")
+    (ckpt / "trainer_state.json").write_text("{}")
+    listed = _request(port, "GET", "/api/agents")[1]["agents"]
+    assert listed == ["heuristic", "random", f"checkpoint:{run}"]
+    body = json.dumps({"seats": ["human", f"checkpoint:{run}", "random", "random"]}).encode()
+    status, out = _request(port, "POST", "/api/tables", body, JSON)
+    assert status == 400 and out["error"].endswith("could not be loaded")
+    assert hub.registry.tables == {}
+
+
+def test_half_sent_requests_and_idle_connections_are_bounded(tmp_path, monkeypatch):
+    monkeypatch.setattr(guard, "HEADER_TIMEOUT", 0.5)
+    monkeypatch.setattr(guard, "MAX_CONNECTIONS", 4)
+    srv, t, port = _start(create_app(tmp_path, delay=0.0))
+    try:
+        half = socket.create_connection(("127.0.0.1", port), timeout=5)
+        half.sendall(b"GET /api/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
+        others = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(5)]
+        assert others[-1].recv(1) == b""  # over the connection cap: closed at once
+        time.sleep(1.0)
+        assert half.recv(1) == b""  # the header deadline dropped it
+        for s in [half, *others]:
+            s.close()
+        time.sleep(0.6)
+        assert _request(port, "GET", "/api/agents")[0] == 200  # the server still answers
+    finally:
+        srv.should_exit = True
+        t.join(10)
+
+
+def test_web_warns_on_a_non_loopback_host(tmp_path):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "experiments.web", "--host", "0.0.0.0", "--port", "0"]
+    proc = subprocess.Popen(
+        [*cmd, "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = proc.stderr.readline()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert line.startswith("warning:") and "0.0.0.0" in line

@@ -212,9 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.trained:
         import torch
 
+        from agents.checkpoint import load_league
+
         ck = Path(args.trained)
-        weights = torch.load(ck / "policy.pt", weights_only=False)["state_dict"]
-        members = list(torch.load(ck / "league.pt", weights_only=False).items())
+        weights = torch.load(ck / "policy.pt", weights_only=True)["state_dict"]
+        members = list(load_league(ck / "league.pt").items())
         for name, c, league in (
             ("trained", cfg, None),
             ("trained_league", _with_league(cfg), members),

@@ -204,8 +204,7 @@ class SelfPlayTrainer:
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self) -> Path:
-        import torch
-
+        from agents.checkpoint import LEAGUE_FILE, save_league
         from agents.policy_file import save_policy
 
         path = self.ckpt_root / f"iter_{self.iteration:06d}"
@@ -215,7 +214,7 @@ class SelfPlayTrainer:
         self.algo.save_to_path(str(path.resolve()))
         meta = {"run": self.cfg.name, "iteration": self.iteration, "env_steps": self.env_steps}
         save_policy(path, self.main_state(), self.model_config, meta)
-        torch.save({n: s for n, s in self.league_members()}, path / "league.pt")
+        save_league(path / LEAGUE_FILE, self.league_members())  # plain tensors
         state = {
             "iteration": self.iteration,
             "env_steps": self.env_steps,
@@ -236,9 +235,7 @@ class SelfPlayTrainer:
         return path
 
     def _restore_trainer_state(self) -> None:
-        import torch
-
-        from agents.checkpoint import latest_checkpoint
+        from agents.checkpoint import LEAGUE_FILE, latest_checkpoint, load_league
 
         ckpt = latest_checkpoint(self.run_dir)
         if ckpt is None:
@@ -250,7 +247,7 @@ class SelfPlayTrainer:
         self.game_steps = int(state["game_steps"])
         self.elapsed = float(state["elapsed"])
         self.warm_start_s = float(state.get("warm_start_s", 0.0))
-        saved = torch.load(ckpt / "league.pt", weights_only=False)
+        saved = load_league(ckpt / LEAGUE_FILE)  # weights only: no code runs
         self.league = [(n, saved[n]) for n in state["league"]]
         self.bc_state = saved.get(BC_ANCHOR) if state.get("bc") else None
         self.last_checkpoint_iter = self.iteration

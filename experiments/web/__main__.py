@@ -2,7 +2,10 @@
 
 With ``--seat`` (0..3, or ``watch``) a table is set up from the command line too
 (``--partner``, ``--opponents``, ``--mode``, ``--random-levels``, ``--random-tribute``) and its
-address printed; otherwise choose everything on the page.
+address printed; otherwise choose everything on the page. The page may seat only
+``heuristic``, ``random``, the specs of ``--agents`` (and ``--partner``/``--opponents``) and
+the saved runs under ``--runs``; it answers only requests for loopback names, the address
+bound and ``--allow-host`` names (``docs/security.md``).
 """
 
 from __future__ import annotations
@@ -24,14 +27,35 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mode", choices=("deal", "match"), default="deal")
     p.add_argument("--random-levels", action="store_true")
     p.add_argument("--random-tribute", action="store_true")
+    p.add_argument(
+        "--agents",
+        default="",
+        help="comma-separated agent specs the page may seat, e.g. "
+        "checkpoint:runs/default (heuristic and random always)",
+    )
+    p.add_argument("--runs", default="runs", help="the page also offers each saved run here")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        help="a host name the browser uses to reach a non-loopback --host (repeatable)",
+    )
     args = p.parse_args(argv)
     if not 0 <= args.port < 65536 or args.delay < 0:
         p.error("--port must be in 0..65535 and --delay >= 0")
     import uvicorn
 
-    from .app import create_app
+    from experiments.loopback import warn_if_exposed
 
-    app = create_app(Path(args.out), args.delay)
+    from .app import create_app
+    from .guard import allowed_hosts, server_config
+
+    agents = [a.strip() for a in f"{args.agents},{args.partner},{args.opponents}".split(",")]
+    hosts = allowed_hosts(args.host, args.allow_host)
+    app = create_app(Path(args.out), args.delay, [a for a in agents if a], Path(args.runs), hosts)
+    warn_if_exposed(
+        args.host, "web table", "its tables, replays (all four hands) and human results"
+    )
     print(f"web table: http://{args.host}:{args.port}/  (Ctrl-C stops)", flush=True)
     if args.seat is not None:
         if args.seat == "watch":
@@ -52,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(str(e))
         print(f"your table: http://{args.host}:{args.port}/table/{table.id}", flush=True)
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        uvicorn.Server(server_config(app, args.host, args.port)).run()
     except KeyboardInterrupt:
         return 130
     return 0

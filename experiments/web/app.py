@@ -1,34 +1,45 @@
 """The web table's HTTP and WebSocket routes (Starlette, served by uvicorn).
 
 Routes: ``/`` the page (lobby, table, replays, results: one small page, plain JS modules);
-``/static/*`` its assets (all local, no CDN); ``POST /api/tables`` creates a table;
+``/static/*`` its assets (all local, no CDN); ``GET /api/agents`` the agent specs a table may
+seat (the server's own list: never a path from a request); ``POST /api/tables`` creates a table;
 ``/ws/{table}`` attaches a browser to a table (a reload or a second tab re-attaches:
 the state lives here); ``GET /api/replays`` lists saved replays; ``GET /api/replay?name=``
 and ``POST /api/replay`` (a replay file's JSON) return its frames; ``GET /api/results`` the
 human-vs-agent table. Every message from a browser is checked; a refused one gets an
-``error`` message and changes nothing.
+``error`` message and changes nothing. ``guard.RequestGuard`` stands before all routes (host,
+origin, content type, body cap; ``docs/security.md``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from agents.registry import make_agent
+from agents.checkpoint import latest_checkpoint
+from agents.registry import CHECKPOINT_PREFIX, make_agent
 
+from .guard import LOCAL_HOSTS, RequestGuard, parse_json
 from .tables import HUMAN, TableRegistry, WebTable, human_results, replay_frames
 
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 4 << 20  # replay uploads
+MAX_BODY = 1 << 20  # replay uploads (a replay of 10,000 actions is about 50 KiB)
+MAX_MESSAGE = 4096  # characters of one browser message on a table's WebSocket
+MAX_VIEWERS = 8  # browsers attached to one table
+MAX_SOCKETS = 64  # table WebSockets open at once
+BUILTIN_AGENTS = ("heuristic", "random")
 SPEEDS = (0.0, 0.15, 0.4, 0.8, 1.5)  # seconds between agent moves
 
 
@@ -42,21 +53,60 @@ class Viewer:
 class Hub:
     """Tables, the browsers attached to each, and the task that plays each table's agents."""
 
-    def __init__(self, out: Path | None, delay: float = 0.4) -> None:
-        self.registry = TableRegistry(out)
+    def __init__(
+        self,
+        out: Path | None,
+        delay: float = 0.4,
+        agents: Iterable[str] = (),
+        runs: Path | None = None,
+    ) -> None:
+        self.registry = TableRegistry(out, on_evict=self.forget)
         self.out = out
         self.delay = float(delay)
+        self.fixed_agents = list(dict.fromkeys([*BUILTIN_AGENTS, *agents]))
+        self.runs = runs
         self.viewers: dict[str, set[Viewer]] = {}
         self.tasks: dict[str, asyncio.Task] = {}
         self.settings: dict[str, dict] = {}  # per table: speed, paused (watch tables)
+        self.replay_slots = asyncio.Semaphore(2)  # replays built at once (off the event loop)
+
+    def agent_specs(self) -> list[str]:
+        """What a table may seat: built-ins, the command line's specs, and the saved runs
+        under ``runs`` (``checkpoint:RUN`` for each run with a finished checkpoint)."""
+        found = []
+        if self.runs is not None and self.runs.is_dir():
+            for d in sorted(self.runs.iterdir()):
+                if d.is_dir() and latest_checkpoint(d) is not None:
+                    found.append(f"{CHECKPOINT_PREFIX}{d}")
+        return list(dict.fromkeys([*self.fixed_agents, *found]))
+
+    def check_seats(self, seats: list[str]) -> None:
+        """Only specs the server offers; the same words for every other string (no path is
+        looked at), and a listed agent that fails to load says only that."""
+        offered = self.agent_specs()
+        for s in seats:
+            if s != HUMAN and s not in offered:
+                raise ValueError(f"unknown agent {s[:60]!r}: choose one of {offered}")
+        for s in set(seats) - {HUMAN}:
+            try:
+                make_agent(s, 0)
+            except Exception as e:  # a broken file of a listed run: no traceback to the page
+                print(f"web table: agent {s!r} failed to load: {e!r}", file=sys.stderr)
+                raise ValueError(f"agent {s!r} could not be loaded") from None
+
+    def forget(self, table_id: str) -> None:
+        """Drop what the hub holds for an evicted table."""
+        task = self.tasks.pop(table_id, None)
+        if task is not None:
+            task.cancel()
+        self.settings.pop(table_id, None)
+        self.viewers.pop(table_id, None)
 
     def open_table(
         self, seats, mode="deal", random_levels=False, random_tribute=False, seed=None, options=None
     ) -> WebTable:
         """A new table (agent specs checked first), watch tables start paused."""
-        for s in seats:
-            if s != HUMAN:
-                make_agent(s, 0)  # a bad spec is refused here, with the registry's words
+        self.check_seats(seats)
         table = self.registry.create(
             seats=seats,
             mode=mode,
@@ -104,15 +154,26 @@ def _int(x: Any, name: str, lo: int, hi: int) -> int:
     return x
 
 
-def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starlette:
-    hub = Hub(out, delay)
+def create_app(
+    out: Path | None = Path("runs/web"),
+    delay: float = 0.4,
+    agents: Iterable[str] = (),
+    runs: Path | None = None,
+    hosts: Iterable[str] = LOCAL_HOSTS,
+) -> Starlette:
+    """The app: tables may seat ``agents`` (specs) and the runs under ``runs``; requests must
+    name one of ``hosts`` (``guard.allowed_hosts``)."""
+    hub = Hub(out, delay, agents, runs)
 
     async def index(request: Request):
         return FileResponse(STATIC / "index.html")
 
+    async def agent_list(request: Request):
+        return JSONResponse({"agents": hub.agent_specs()})
+
     async def new_table(request: Request):
         try:
-            body = await request.json()
+            body = parse_json(await request.body())
             if not isinstance(body, dict):
                 raise ValueError("expected a JSON object")
             seats = body.get("seats")
@@ -133,7 +194,7 @@ def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starl
                 seed,
                 body.get("options"),
             )
-        except (ValueError, json.JSONDecodeError) as e:
+        except (ValueError, TypeError, KeyError) as e:
             return JSONResponse({"error": str(e)}, status_code=400)
         return JSONResponse({"table": table.id, "seat": table.human})
 
@@ -145,10 +206,7 @@ def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starl
     async def replay(request: Request):
         try:
             if request.method == "POST":
-                raw = await request.body()
-                if len(raw) > MAX_BODY:
-                    raise ValueError("replay too large")
-                data = json.loads(raw)
+                data = parse_json(await request.body())  # capped by the guard
             else:
                 name = request.query_params.get("name", "")
                 if not name or "/" in name or "\\" in name or not name.endswith(".json"):
@@ -156,9 +214,10 @@ def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starl
                 path = (hub.out / "replays" / name) if hub.out else None
                 if path is None or not path.is_file():
                     raise ValueError(f"no replay {name!r}")
-                data = json.loads(path.read_text())
-            frames = replay_frames(data)
-        except (ValueError, KeyError, TypeError, json.JSONDecodeError) as e:
+                data = parse_json(path.read_bytes())
+            async with hub.replay_slots:  # built off the event loop, two at a time
+                frames = await run_in_threadpool(replay_frames, data)
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
             return JSONResponse({"error": f"cannot read the replay: {e}"}, status_code=400)
         return JSONResponse({"frames": frames})
 
@@ -167,6 +226,10 @@ def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starl
 
     async def ws_table(ws: WebSocket):
         table_id = ws.path_params["table"]
+        busy = hub.viewers.get(table_id, ())
+        if len(busy) >= MAX_VIEWERS or sum(map(len, hub.viewers.values())) >= MAX_SOCKETS:
+            await ws.close(1013, "too many browsers attached")  # before accept: HTTP 403
+            return
         await ws.accept()
         try:
             table = hub.registry.get(table_id)
@@ -176,24 +239,27 @@ def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starl
             return
         viewer = Viewer(ws, table.human)
         hub.viewers.setdefault(table.id, set()).add(viewer)
+        table.attach(+1)
         await ws.send_json(hub.view(table, viewer))
         if table.human is not None:
             hub.kick(table)
         try:
             while True:
                 text = await ws.receive_text()
-                if len(text) > 4096:
+                table.attach(0)
+                if len(text) > MAX_MESSAGE:
                     await ws.send_json({"type": "error", "error": "message too long"})
                     continue
                 try:
-                    await handle(table, viewer, json.loads(text))
-                except (ValueError, json.JSONDecodeError) as e:
+                    await handle(table, viewer, parse_json(text))
+                except ValueError as e:
                     await ws.send_json({"type": "error", "error": str(e)})
                     await ws.send_json(hub.view(table, viewer))
         except WebSocketDisconnect:
             pass
         finally:
             hub.viewers.get(table.id, set()).discard(viewer)
+            table.attach(-1)
 
     async def handle(table: WebTable, viewer: Viewer, msg: Any) -> None:
         if not isinstance(msg, dict):
@@ -233,13 +299,17 @@ def create_app(out: Path | None = Path("runs/web"), delay: float = 0.4) -> Starl
             Route("/table/{table}", index),
             Route("/replays", index),
             Route("/results", index),
+            Route("/api/agents", agent_list),
             Route("/api/tables", new_table, methods=["POST"]),
             Route("/api/replays", replays),
             Route("/api/replay", replay, methods=["GET", "POST"]),
             Route("/api/results", results),
             WebSocketRoute("/ws/{table}", ws_table),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        ]
+        ],
+        middleware=[
+            Middleware(RequestGuard, hosts=hosts, body_limits={"/api/replay": MAX_BODY}),
+        ],
     )
     app.state.hub = hub
     return app

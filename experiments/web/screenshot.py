@@ -29,14 +29,13 @@ def main(argv: list[str] | None = None) -> int:
     from selenium.webdriver.common.by import By
 
     from .app import create_app
+    from .guard import server_config
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     tmp = Path(tempfile.mkdtemp(prefix="web_shot_"))
-    srv = uvicorn.Server(
-        uvicorn.Config(create_app(tmp, 0.0), "127.0.0.1", port, log_level="warning")
-    )
+    srv = uvicorn.Server(server_config(create_app(tmp, 0.0), "127.0.0.1", port))
     threading.Thread(target=srv.run, daemon=True).start()
     while not srv.started:
         time.sleep(0.05)

@@ -20,7 +20,14 @@ import numpy as np
 from agents.registry import make_agent
 from experiments.evaluation.duplicate import LazyObservation, derive_seed
 from guandan_env.core import actions as T
-from guandan_env.core.cards import NUM_FACES, RANK_TEXT, face_text, is_wild, sort_key
+from guandan_env.core.cards import (
+    NUM_FACES,
+    RANK_TEXT,
+    face_text,
+    is_wild,
+    sort_key,
+    wildcard_face,
+)
 from guandan_env.core.phase import Phase
 from guandan_env.core.text import action_text
 from guandan_env.encoding import protocol as P
@@ -30,6 +37,7 @@ from guandan_env.envs.replay import ReplayRecorder
 
 HUMAN = "human"
 MAX_TABLES = 64
+MAX_REPLAY_ACTIONS = 10_000  # a replay shown on the page (a long match is ~3,000)
 
 
 def card(face: int, level: int) -> dict[str, Any]:
@@ -91,8 +99,15 @@ class WebTable:
         self.hold: dict[str, Any] | None = None  # a finished deal shown until "continue"
         self.over = False
         self.created = time.time()
+        self.active = self.created  # last time a browser attached, left or sent a message
+        self.attached = 0  # browsers attached now
         self.saved: Path | None = None
         self.version = 0  # moves made and results left: a browser acts on the version it saw
+
+    def attach(self, change: int) -> None:
+        """A browser attached (+1), left (-1) or sent a message (0)."""
+        self.attached = max(0, self.attached + change)
+        self.active = time.time()
 
     # ------------------------------------------------------------------ moves
     @property
@@ -318,14 +333,25 @@ class WebTable:
 
 
 def replay_frames(data: dict) -> list[dict[str, Any]]:
-    """Every state of a saved replay, all hands shown, for stepping back and forth."""
+    """Every state of a saved replay, all hands shown, for stepping back and forth; at most
+    ``MAX_REPLAY_ACTIONS``. Compact: a hand is one text (``"S2 H3 …"``, the wildcard named
+    once per frame as ``wild``) and ``None`` where it is the previous frame's (the page fills
+    it in)."""
     from guandan_env.envs.replay import Replay, replay_steps, start_game
 
+    actions = data.get("actions") if isinstance(data, dict) else None
+    if isinstance(actions, list) and len(actions) > MAX_REPLAY_ACTIONS:
+        raise ValueError(f"{len(actions)} actions: the page shows at most {MAX_REPLAY_ACTIONS}")
     r = Replay.from_dict(data)
     g = start_game(r)
     frames = [_frame(g, None, None)]
+    last = list(frames[0]["hands"])
     for st in replay_steps(r):
-        frames.append(_frame(st.game, st, st.deal_result))
+        f = _frame(st.game, st, st.deal_result)
+        hands = f["hands"]
+        f["hands"] = [None if h == last[s] else h for s, h in enumerate(hands)]
+        last = hands
+        frames.append(f)
     return frames
 
 
@@ -343,7 +369,8 @@ def _frame(g, st, result) -> dict[str, Any]:
         "deal": int(g.deal_number),
         "level": RANK_TEXT[level],
         "levels": [RANK_TEXT[x] for x in g.levels],
-        "hands": [cards_of(g.hands[s], level) for s in range(4)],
+        "wild": face_text(wildcard_face(level)),
+        "hands": [" ".join(c["card"] for c in cards_of(g.hands[s], level)) for s in range(4)],
         "left": g.cards_left(),
         "move": move,
         "table": action_text(g.table_action, level)
@@ -392,21 +419,31 @@ def human_results(out: Path) -> list[dict[str, Any]]:
 
 
 class TableRegistry:
-    """The tables of one server; the oldest finished ones go first beyond ``MAX_TABLES``."""
+    """The tables of one server. Beyond ``MAX_TABLES`` one goes: the oldest finished one,
+    else the one idle longest with no browser attached (tables nobody opened included)."""
 
-    def __init__(self, out: Path | None) -> None:
+    def __init__(self, out: Path | None, on_evict=None) -> None:
         self.out = out
         self.tables: dict[str, WebTable] = {}
+        self.on_evict = on_evict
 
     def create(self, **kw) -> WebTable:
+        t = WebTable(out=self.out, **kw)  # a refused table evicts nothing
         if len(self.tables) >= MAX_TABLES:
-            done = sorted((t for t in self.tables.values() if t.over), key=lambda t: t.created)
-            if not done:
-                raise ValueError(f"{MAX_TABLES} tables are open; finish one first")
-            del self.tables[done[0].id]
-        t = WebTable(out=self.out, **kw)
+            self.evict()
         self.tables[t.id] = t
         return t
+
+    def evict(self) -> None:
+        """Drop one table (see the class doc); ``ValueError`` if every one is in use."""
+        done = sorted((t for t in self.tables.values() if t.over), key=lambda t: t.created)
+        idle = sorted((t for t in self.tables.values() if not t.attached), key=lambda t: t.active)
+        gone = (done or idle or [None])[0]
+        if gone is None:
+            raise ValueError(f"{MAX_TABLES} tables are open and in use; finish one first")
+        del self.tables[gone.id]
+        if self.on_evict is not None:
+            self.on_evict(gone.id)
 
     def get(self, table_id: str) -> WebTable:
         t = self.tables.get(table_id)

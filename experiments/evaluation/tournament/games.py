@@ -94,14 +94,15 @@ def _run_local(chunks, config, options, workers: int) -> Iterator[list[dict]]:
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")  # safe when the caller holds threads (torch, Ray)
-    with ctx.Pool(workers, initializer=_die_with_parent) as pool:
+    with ctx.Pool(workers, initializer=_die_with_parent, initargs=(os.getpid(),)) as pool:
         jobs = [(c, config, options) for c in chunks]
         yield from pool.imap_unordered(_run_chunk_star, jobs)
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int | None = None) -> None:
     """Linux: the worker gets SIGKILL when its parent dies (even by ``kill -9``), so no
-    worker outlives an interrupted tournament; elsewhere a no-op."""
+    worker outlives an interrupted tournament; elsewhere a no-op. A parent that died while
+    the worker was starting (before the request) is caught by comparing ``parent``."""
     import ctypes
     import signal
 
@@ -111,6 +112,8 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)  # orphaned already: the signal will never come
 
 
 def _run_chunk_star(args: tuple) -> list[dict]:

@@ -39,14 +39,25 @@ function show(id) {
 }
 
 // ------------------------------------------------------------------ lobby
+// the agents a table may seat: only those the server offers (GET /api/agents)
+async function fillAgents() {
+  const { agents } = await (await fetch("/api/agents")).json();
+  for (const sel of document.querySelectorAll(".agent-list")) {
+    sel.replaceChildren(...agents.map((a) => el("option", null, a)));
+    sel.value = "heuristic";
+  }
+  document.body.dataset.agents = agents.length;
+}
+
 function lobby() {
   show("lobby");
+  fillAgents();
   $("#new-game").onsubmit = async (ev) => {
     ev.preventDefault();
     const f = new FormData(ev.target);
     const seat = f.get("seat");
-    const partner = f.get("partner").trim() || "heuristic";
-    const opp = f.get("opponents").trim() || "heuristic";
+    const partner = f.get("partner") || "heuristic";
+    const opp = f.get("opponents") || "heuristic";
     let seats;
     if (seat === "watch") seats = [partner, opp, partner, opp];
     else {
@@ -246,7 +257,8 @@ async function replaysPage() {
   $("#replay-open").onclick = async () => loadFrames(await fetch("/api/replay?name=" + encodeURIComponent(sel.value)));
   $("#replay-file").onchange = async (e) => {
     const text = await e.target.files[0].text();
-    loadFrames(await fetch("/api/replay", { method: "POST", body: text }));
+    loadFrames(await fetch("/api/replay", { method: "POST", body: text,
+                                            headers: { "Content-Type": "application/json" } }));
   };
   $("#rp-first").onclick = () => goto(0);
   $("#rp-prev").onclick = () => goto(pos - 1);
@@ -265,7 +277,8 @@ async function loadFrames(resp) {
   const out = await resp.json();
   if (!resp.ok) { $("#replay-error").textContent = out.error; return; }
   $("#replay-error").textContent = "";
-  frames = out.frames;
+  frames = out.frames;  // a hand sent as null is the previous frame's
+  frames.forEach((f, k) => { f.hands = f.hands.map((h, s) => (h === null ? frames[k - 1].hands[s] : h)); });
   $("#rp-slider").max = frames.length - 1;
   $("#replay-view").hidden = false;
   goto(0);
@@ -286,7 +299,7 @@ function goto(k) {
   }
   f.hands.forEach((h, s) => {
     const row = el("div", "rp-hand", `seat ${s} (${f.left[s]}): `);
-    row.append(cardsEl(h));
+    row.append(cardsEl(h.split(" ").filter(Boolean).map((c) => ({ card: c, wild: c === f.wild }))));
     box.append(row);
   });
   if (f.result) box.append(el("p", "result", `deal over: order ${f.result.order.join(", ")}, team ${f.result.winner_team} +${f.result.gain}`));
