@@ -10,7 +10,7 @@ From the mirror it builds the observation, mask and ``info`` our env would give,
 agent, and answers with the index of the first ``actionList`` entry of the chosen action.
 The mask is what the server offers: entries are matched to our action ids by their cards.
 
-Works against ``experiments.serve`` and any server that follows ``docs/protocol.md``;
+Works against ``experiments.hosts.serve`` and any server that follows ``docs/protocol.md``;
 where the other server's rules differ from ours (RULES.md), its word wins: the mirror follows
 its announcements and offers. A message the client cannot read (not a JSON object, nested
 too deep, missing or wrong fields) is logged and skipped (an unreadable ``act`` is answered

@@ -24,8 +24,10 @@ MOVED = {
     "experiments.play": "experiments.hosts.play",
     "experiments.plot_learning_curve": "experiments.selfplay.plot",
     "experiments.replay": "experiments.hosts.replay",
+    "experiments.serve": "experiments.hosts.serve",
     "experiments.torch_loop_example": "experiments.examples.torch_loop",
     "experiments.tournament": "experiments.evaluation.tournament",
+    "experiments.web": "experiments.hosts.web",
 }
 
 

@@ -13,8 +13,8 @@ from websockets.sync.client import connect
 
 from agents.registry import make_agent
 from agents.remote import ProtocolMirror, play
-from experiments import serve
 from experiments.evaluation.duplicate import derive_seed, game_config, play_game
+from experiments.hosts import serve
 from guandan_env.core import actions as T
 from guandan_env.core import movegen
 from guandan_env.core.cards import full_deck
@@ -526,7 +526,7 @@ def test_a_long_unknown_path_is_refused_with_1008_not_1011():
 
 
 def test_serve_warns_on_a_non_loopback_host(capsys):
-    from experiments.loopback import is_loopback
+    from experiments.hosts.loopback import is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2")

@@ -23,8 +23,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from experiments.web.app import create_app
-from experiments.web.guard import server_config
+from experiments.hosts.web.app import create_app
+from experiments.hosts.web.guard import server_config
 from guandan_env.core.cards import face_text, full_deck, parse_card
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -16,12 +16,12 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
 from agents.registry import make_agent
-from experiments.web import app as web_app
-from experiments.web import guard
-from experiments.web import tables as web_tables
-from experiments.web.app import create_app
-from experiments.web.guard import LOCAL_HOSTS
-from experiments.web.tables import WebTable
+from experiments.hosts.web import app as web_app
+from experiments.hosts.web import guard
+from experiments.hosts.web import tables as web_tables
+from experiments.hosts.web.app import create_app
+from experiments.hosts.web.guard import LOCAL_HOSTS
+from experiments.hosts.web.tables import WebTable
 
 
 @pytest.fixture
@@ -189,7 +189,7 @@ def test_a_match_goes_on_deal_after_deal_until_a_team_passes_a(client):
 
 
 def test_web_cli_refuses_a_bad_table(tmp_path):
-    from experiments.web.__main__ import main
+    from experiments.hosts.web.__main__ import main
 
     for argv in (["--seat", "9"], ["--seat", "0", "--opponents", "nosuch"], ["--port", "-1"]):
         with pytest.raises(SystemExit) as e:
@@ -468,7 +468,7 @@ def test_web_warns_on_a_non_loopback_host(tmp_path):
     import subprocess
     import sys
 
-    cmd = [sys.executable, "-m", "experiments.web", "--host", "0.0.0.0", "--port", "0"]
+    cmd = [sys.executable, "-m", "experiments.hosts.web", "--host", "0.0.0.0", "--port", "0"]
     proc = subprocess.Popen(
         [*cmd, "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )

@@ -116,7 +116,7 @@ def play_game(
     (``guandan_env.envs.replay``; ``python -m experiments.hosts.replay FILE`` shows it).
     ``observer`` (optional) watches the table: ``before_act(env)`` before every decision and
     ``after_step(env, seat, action, hands_before)`` after it (``hands_before``: the four
-    hands before the move); the protocol server (``experiments.serve``) uses it.
+    hands before the move); the protocol server (``experiments.hosts.serve``) uses it.
 
     ``agents_by_seat[s]`` plays seat ``s`` (seats 0, 2 are team 0). Each agent is reset with a
     seed derived from ``agent_seed`` (default: ``seed``) and its seat. The record holds

@@ -3,7 +3,7 @@
 Most public Guandan agents were written for the national Guandan AI competition platform, a
 WebSocket server that offers each seat an ``actionList`` of concrete plays and takes back an
 index. This module is the one translation between that format and our action ids; the server
-(``experiments.serve``) and the client (``agents.remote``) both use it.
+(``experiments.hosts.serve``) and the client (``agents.remote``) both use it.
 
 * A card is ``S/H/C/D`` + ``23456789TJQKA``; the small joker is ``SB``, the big joker ``HR``.
 * A play is ``[type, rank, cards]``: type ``Single``, ``Pair``, ``Trips``, ``ThreeWithTwo``,

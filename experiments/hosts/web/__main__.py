@@ -1,4 +1,4 @@
-"""``python -m experiments.web [--host 127.0.0.1] [--port 8765] [--out runs/web]``.
+"""``python -m experiments.hosts.web [--host 127.0.0.1] [--port 8765] [--out runs/web]``.
 
 With ``--seat`` (0..3, or ``watch``) a table is set up from the command line too
 (``--partner``, ``--opponents``, ``--mode``, ``--random-levels``, ``--random-tribute``) and its
@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.web", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m experiments.hosts.web", description=__doc__)
     p.add_argument("--host", default="127.0.0.1", help="interface (default: this machine only)")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--out", default="runs/web", help="replays and human results go here")
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--port must be in 0..65535 and --delay >= 0")
     import uvicorn
 
-    from experiments.loopback import warn_if_exposed
+    from experiments.hosts.loopback import warn_if_exposed
 
     from .app import create_app
     from .guard import allowed_hosts, server_config

@@ -1,4 +1,4 @@
-"""Screenshots of the web table for the README: ``python -m experiments.web.screenshot``.
+"""Screenshots of the web table for the README: ``python -m experiments.hosts.web.screenshot``.
 
 Starts a server on a free local port, sets up a deal in which your seat holds a wildcard
 straight, plays a few moves with headless Chromium (Debian's ``chromium``), and saves
@@ -16,7 +16,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.web.screenshot")
+    p = argparse.ArgumentParser(prog="python -m experiments.hosts.web.screenshot")
     p.add_argument("--out", default="docs")
     args = p.parse_args(argv)
     import json

@@ -1,7 +1,7 @@
 """A local web table: play Guandan against agents, watch agents, step through replays.
 
-    python -m experiments.web            # then open the printed address
+    python -m experiments.hosts.web            # then open the printed address
 
-See ``experiments/web/app.py`` (routes), ``tables.py`` (game sessions and what each browser
+See ``experiments/hosts/web/app.py`` (routes), ``tables.py`` (game sessions and what each browser
 may see) and ``static/`` (the page: plain HTML, CSS and one JS module, no build step).
 """

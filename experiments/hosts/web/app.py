@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agents.checkpoint import latest_checkpoint
-from agents.registry import CHECKPOINT_PREFIX, make_agent
+from agents.registry import make_agent
 
 from .guard import LOCAL_HOSTS, RequestGuard, parse_json
 from .tables import HUMAN, TableRegistry, WebTable, human_results, replay_frames
@@ -77,7 +77,7 @@ class Hub:
         if self.runs is not None and self.runs.is_dir():
             for d in sorted(self.runs.iterdir()):
                 if d.is_dir() and latest_checkpoint(d) is not None:
-                    found.append(f"{CHECKPOINT_PREFIX}{d}")
+                    found.append(f"checkpoint:{d}")
         return list(dict.fromkeys([*self.fixed_agents, *found]))
 
     def check_seats(self, seats: list[str]) -> None:

@@ -151,7 +151,7 @@ async def _refuse(scope, receive, send, status: int, why: str) -> None:
 
 
 def server_config(app, host: str = "127.0.0.1", port: int = 8765, **kw):
-    """A ``uvicorn.Config`` with the limits above (``python -m experiments.web`` and tests)."""
+    """A ``uvicorn.Config`` with the limits above (``python -m experiments.hosts.web``, tests)."""
     import uvicorn
 
     opts: dict[str, Any] = {
