@@ -41,6 +41,7 @@ def run_tournament(
     new games (for tests of interrupted runs). With ``workers > 1`` the games run in spawned
     processes, so a script calling this must do so under ``if __name__ == "__main__":``.
     """
+    _check_placement(agents, workers, address)
     run = make_run(agents, pairs, seed, mode, config, options)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -70,6 +71,18 @@ def run_tournament(
     write_outputs(out, summary, plots=plots)
     summary["timing"] = timing
     return summary
+
+
+def _check_placement(agents: list[str], workers: int, address: str | None) -> None:
+    """Agents that live in this process (``remote:PORT`` serves its clients here) can't
+    play in worker processes or on a cluster."""
+    from agents.registry import split_spec
+
+    here = [a for a in agents if split_spec(a)[0].in_process]
+    if here and (workers > 1 or address):
+        raise ValueError(
+            f"{', '.join(here)} must play in this process: use --workers 1 and no --address"
+        )
 
 
 def make_run(
