@@ -472,6 +472,37 @@ def test_gae_targets_are_the_deal_reward_with_lambda_one():
     assert m["num_env_steps_sampled"] == len(s["actions"])
 
 
+def test_forced_decisions_skip_the_network_and_the_learner_batch():
+    """A decision with one legal action carries no policy gradient: with ``skip_forced``
+    (the default) it is played without the network, never stored, and counted apart; the
+    GAE chain goes from choice to choice, so with γ = λ = 1 every target is still the
+    seat's final reward (the same as with the forced decisions kept)."""
+    from guandan_env.encoding.packing import unpack_masks
+
+    runner = _local_runner(5, **{"lambda": 1.0})
+    seen = []
+    act_batch = runner.net.act_batch
+
+    def watched(d, rng, greedy=False):
+        seen.append(np.bincount(d.rows.numpy()))  # candidates per decision in the batch
+        return act_batch(d, rng, greedy)
+
+    runner.net.act_batch = watched
+    s = runner.sample()
+    m = runner.get_metrics()
+    assert seen and min(int(c.min()) for c in seen) >= 2, "a forced decision reached the net"
+    legal = unpack_masks(s["mask_bits"]).sum(axis=1)
+    assert legal.min() >= 2 and m["num_env_steps_sampled"] == len(s["actions"])
+    assert 0 < m["num_forced_steps"] < m["num_game_steps"]
+    print(f"forced share of game decisions: {m['num_forced_steps'] / m['num_game_steps']:.1%}")
+    assert set(np.unique(np.round(s["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+
+    kept = _local_runner(5, **{"lambda": 1.0, "skip_forced": False}).sample()
+    legal_kept = unpack_masks(kept["mask_bits"]).sum(axis=1)
+    assert (legal_kept == 1).any()  # without skipping, forced decisions are learner samples
+    assert set(np.unique(np.round(kept["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+
+
 def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
     """The runner ships each decision's state and candidate blocks (computed when it acted);
     the learner's minibatches must carry exactly what ``decision_features`` gives for their

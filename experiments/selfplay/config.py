@@ -54,6 +54,11 @@ class Runners:
 
     num: int = option(1, "remote VectorEnvRunners, 1 CPU each (0: sample in the driver)")
     tables: int = option(1024, "tables per runner, in lockstep")
+    skip_forced: bool = option(
+        True,
+        "decisions with one legal action are played without the network and never become "
+        "learner samples (no policy gradient; the GAE chain skips them)",
+    )
     steps_per_call: int = option(
         20, "lockstep steps per runner and iteration (about 15k samples at 1,024 tables)"
     )
@@ -259,6 +264,7 @@ def runner_config(cfg: RunConfig) -> dict[str, Any]:
         "tables": r.tables,
         "game": dict(cfg.game),
         "steps_per_call": r.steps_per_call,
+        "skip_forced": r.skip_forced,
         "self_share": lg.self_share,
         "pfsp_power": lg.pfsp_power,
         "active_members": lg.active_members,

@@ -323,6 +323,7 @@ class SelfPlayTrainer:
         self.env_steps += steps
         rm = info["runner_metrics"]
         gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
+        forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
         self.game_steps += gsteps
         ln = info["learner"]
         row: dict[str, Any] = {
@@ -332,6 +333,7 @@ class SelfPlayTrainer:
             "iter_s": dt,
             "env_steps_per_s": steps / dt if dt > 0 else 0.0,
             "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
+            "forced_share": forced / gsteps if gsteps else None,
             **learner_columns(ln),
             "league_size": len(self.league_members()),
             "sample_wait_s": info.get("sample_wait_s"),
