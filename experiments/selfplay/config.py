@@ -109,6 +109,16 @@ class Anchor:
 
 
 @dataclass
+class WeightAverage:
+    """An exponential moving average of the policy weights, saved in policy.pt beside the
+    raw weights; agents and evaluations play it, resume continues the raw weights."""
+
+    half_life_samples: int = option(
+        2_000_000, "learner samples over which an old weight's share halves (0: no average)"
+    )
+
+
+@dataclass
 class League:
     """Opponents besides the learner itself."""
 
@@ -178,6 +188,7 @@ class RunConfig:
         factory=BCConfig,
     )
     anchor: Anchor = option(help=Anchor.__doc__, factory=Anchor)
+    ema: WeightAverage = option(help=WeightAverage.__doc__, factory=WeightAverage)
     league: League = option(help=League.__doc__, factory=League)
     eval: Eval = option(help=Eval.__doc__, factory=Eval)
     checkpoint: Checkpoint = option(help=Checkpoint.__doc__, factory=Checkpoint)
@@ -241,6 +252,7 @@ def validate(cfg: RunConfig) -> RunConfig:
     if cfg.ppo.minibatch_size < 1:
         raise ValueError("ppo.minibatch_size must be >= 1")
     for key, value in (
+        ("ema.half_life_samples", cfg.ema.half_life_samples),
         ("league.snapshot_every", cfg.league.snapshot_every),
         ("eval.every_s", cfg.eval.every_s),
         ("eval.pairs", cfg.eval.pairs),
