@@ -3,7 +3,8 @@
 ``OBS_FIELDS`` lists the fields in layout order; each ``ObsField`` knows its offset. Both
 encoders (``observation.encode``, ``observation.encode_game``), the packing (``packing``), the
 bounds check (``violations``) and the docs (``spec_table`` in the AEC env's docstring,
-``markdown_table`` in ``docs/observation.md``) read the layout from here; nothing else
+``markdown_table`` in ``docs/observation.md``, rewritten by ``python -m
+guandan_env.encoding.obs_layout docs/observation.md``) read the layout from here; nothing else
 numbers a column. Relative seat ``k`` is absolute seat ``(seat + k) % 4`` (0 self, 1 next, 2
 partner, 3 previous). A field is ``groups`` equal blocks of ``width`` entries (one block per
 relative seat, team or card set; ``groups=1`` when not repeated).
@@ -195,13 +196,15 @@ def _size_text(f: ObsField) -> str:
 
 def spec_table() -> str:
     """The layout as a reStructuredText-style table (the AEC env's docstring shows it)."""
-    rule = "=" * 18 + "  " + "=" * 11 + "  " + "=" * 8 + "  " + "=" * 15 + "  " + "=" * 58
-    lines = [rule, f"{'field':<18}  {'indices':<11}  {'size':<8}  {'kind':<15}  meaning", rule]
-    for f in OBS_FIELDS:
-        idx = f"{f.start}:{f.stop}"
-        lines.append(f"{f.name:<18}  {idx:<11}  {_size_text(f):<8}  {f.kind.value:<15}  {f.doc}")
-    lines.append(rule)
-    return "\n".join(lines)
+    rows = [(f.name, f"{f.start}:{f.stop}", _size_text(f), f.kind.value, f.doc) for f in OBS_FIELDS]
+    head = ("field", "indices", "size", "kind", "meaning")
+    widths = [max(len(r[i]) for r in (head, *rows)) for i in range(5)]
+    rule = "  ".join("=" * w for w in widths)
+
+    def line(r: tuple[str, ...]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+
+    return "\n".join([rule, line(head), rule, *map(line, rows), rule])
 
 
 def markdown_table() -> str:
@@ -213,3 +216,22 @@ def markdown_table() -> str:
         )
     lines.append(f"| total | 0:{OBS_DIM} | {OBS_DIM} | | `OBS_DIM` |")
     return "\n".join(lines)
+
+
+TABLE_BEGIN, TABLE_END = "<!-- observation table: begin -->", "<!-- observation table: end -->"
+
+
+def with_table(text: str) -> str:
+    """``text`` (Markdown) with ``markdown_table()`` between its two table markers."""
+    head, rest = text.split(TABLE_BEGIN, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    return f"{head}{TABLE_BEGIN}\n{markdown_table()}\n{TABLE_END}{tail}"
+
+
+if __name__ == "__main__":  # python -m guandan_env.encoding.obs_layout docs/observation.md
+    import sys
+    from pathlib import Path
+
+    for name in sys.argv[1:]:
+        path = Path(name)
+        path.write_text(with_table(path.read_text(encoding="utf-8")), encoding="utf-8")
