@@ -1,8 +1,9 @@
 """Both encoders give back, bit for bit, the observations frozen in
 ``tests/golden/observations.npz`` (every seat at every decision of random matches: levels,
-tribute, returns, resistance and bombs occur). The file was written by the encoders before the
-observation was declared field by field (``encoding.obs_layout``); ``make_observations.py``
-regenerates it when the layout changes on purpose, which is a new env version.
+tribute, returns, resistance and bombs occur). Its ``guandan_v1`` file was written by the
+encoders of commit 6552481, before the observation was declared field by field
+(``encoding.obs_layout``). ``make_observations.py`` regenerates it when the layout changes on
+purpose, which is a new env version.
 """
 
 from __future__ import annotations

@@ -9,12 +9,10 @@ partner, 3 the previous seat (opponent). Card sets are 108-wide: for each of the
 leading batch axis): the vector env's path. ``encode_game`` encodes one ``engine.Game`` for
 one seat with scalar Python and a handful of numpy calls: the AEC env's path, because at
 ``B = 1`` the ~45 numpy calls of ``encode`` cost ~75 µs against ~12 µs. Both fill the one
-layout below; the tests check them equal at every decision of random matches, for every
-seat.
-
-The layout is declared once, field by field, in ``obs_layout`` (``OBS_FIELDS``: kind, blocks,
-width, meaning); every offset below is read off it at import. Adding a field: see
-``docs/recipes/observation_feature.md``.
+layout, declared field by field in ``obs_layout`` (``OBS_FIELDS``: kind, blocks, width,
+meaning); every offset here is read off it at import. The tests check the two equal at every
+decision of random matches, for every seat, and equal to observations frozen before the
+declaration existed. Adding a field: ``docs/recipes/observation_feature.md``.
 """
 
 from __future__ import annotations
