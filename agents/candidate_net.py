@@ -44,7 +44,7 @@ from guandan_env.encoding.candidate_features import (
 )
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
 from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
-from guandan_env.encoding.packing import OBS_BITS, SCALAR_INDEX, pack_masks
+from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
 
 FEATURE_BLOCKS = ("after", "plan", "state")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
@@ -77,7 +77,8 @@ class Decisions:
 
     The observation's 0/1 part enters as the indices of its set bits (``obs_idx``, a flat
     vector, ``obs_offsets`` where each decision's start), so the first layer is a sum of
-    embedding rows (~150 of 1,651 bits are set): ~10x cheaper than a dense matmul, same math.
+    embedding rows (~150 of the ``OBS_BITS`` bits are set): ~10x cheaper than a dense matmul,
+    same math.
     """
 
     obs_idx: torch.Tensor  # (K,) int64: indices of the set observation bits, row by row
@@ -180,7 +181,7 @@ def prepare_bits(
 ) -> Decisions:
     """``prepare`` with the masks as ``packing.pack_masks`` bits (the fast path)."""
     obs = np.asarray(obs)
-    return prepare_binary(obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], mask_bits, features)
+    return prepare_binary(obs[:, BINARY] != 0, obs[:, SCALAR_INDEX], mask_bits, features)
 
 
 def prepare_packed(

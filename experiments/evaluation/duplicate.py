@@ -33,7 +33,7 @@ T = TypeVar("T")
 class LazyObservation(Mapping):
     """The env's observation dict, encoded only if an agent reads ``"observation"``.
 
-    Rule-based agents read only the mask; encoding the 1,652 floats costs about as much as
+    Rule-based agents read only the mask; encoding the observation costs about as much as
     the engine step, so the game loop defers it.
     """
 

@@ -53,7 +53,7 @@ None) and, unless ``info_view=False``, ``view`` (``SeatView``: what the seat may
 structured form, used by the rule-based agents; ``view.hand_text()`` and ``view.table_text()``
 give readable text).
 
-Version (``metadata["name"]``): ``guandan_v1``; the history is in ``guandan_env/env_version.py``.
+Version (``metadata["name"]``): ``{version}``; the history is in ``guandan_env/env_version.py``.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ from ..core.engine import Game
 from ..core.phase import Phase
 from ..core.text import action_text
 from ..encoding.events import DealEnded, Event, Played, Returned, deal_started
-from ..encoding.observation import OBS_DIM, encode_game, spec_table
+from ..encoding.obs_layout import spec_table
+from ..encoding.observation import OBS_DIM, encode_game
 from ..env_version import ENV_VERSION
 from .scenario import (  # noqa: F401
     DEFAULT_CONFIG,
@@ -87,7 +88,7 @@ from .scenario import (  # noqa: F401
 # enum members as module constants: ``Phase.X`` costs ~180 ns a lookup in Python 3.11
 _PLAY, _RETURN = Phase.PLAY, Phase.RETURN
 
-__doc__ = __doc__.replace("{spec}", spec_table())
+__doc__ = __doc__.replace("{spec}", spec_table()).replace("{version}", ENV_VERSION)
 
 AGENTS = [f"player_{i}" for i in range(4)]
 GAME_SEED = "game_seed"  # the reset option that names the engine seed itself

@@ -46,7 +46,7 @@ from experiments.selfplay.config import DEFAULTS, runner_config
 from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import REST_DIM, STATE_DIM
 from guandan_env.encoding.hand_plan import PlanCache
-from guandan_env.encoding.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
+from guandan_env.encoding.packing import BINARY, MASK_BYTES, OBS_BYTES, SCALAR_INDEX, pack_masks
 from guandan_env.envs.vector import VectorGuandanEnv
 
 MODULE_PREFIX = "net."  # the RLModule holds the CandidateNet as attribute ``net``
@@ -382,7 +382,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         who = self._ctrl[tables, seat]
         actions = np.empty(b, dtype=np.int64)
         bits = pack_masks(mask)
-        binary = obs[:, :OBS_BITS] != 0  # computed once for every policy's rows
+        binary = obs[:, BINARY] != 0  # computed once for every policy's rows
         obs_bits = np.packbits(binary, axis=1)
         choose = np.ones(b, dtype=bool)
         if self.settings["skip_forced"]:
