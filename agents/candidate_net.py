@@ -241,8 +241,8 @@ class _BitsTimesWeight(torch.autograd.Function):
     """``X @ W`` for a 0/1 matrix ``X`` given as its set bits (row by row), forward by
     ``embedding_bag`` (sum); backward ``dW = Xᵀ G`` as a sparse CSR product with ``Xᵀ``
     built from the bits by one stable 16-bit sort. Same values as ``nn.EmbeddingBag``'s
-    own backward (up to float summation order), ~25% faster on CPU (30 -> 23 ms for a
-    2,048-decision minibatch): that backward sorts and scatters every (bit, row) pair."""
+    own backward (up to float summation order) and faster on CPU (docs/selfplay.md): that
+    backward sorts and scatters every (bit, row) pair."""
 
     @staticmethod
     def forward(ctx, weight, idx, offsets):

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import guandan_env.envs.aec as aec
+from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.obs_layout import (
     OBS_DIM,
     TABLE_BEGIN,
@@ -25,7 +26,9 @@ from guandan_env.env_version import ENV_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "observation.md"
-VERSION = ROOT / "guandan_env" / "env_version.py"
+VERSION = ROOT / "docs" / "environments.md"  # the env versions' history
+SHAPES = re.compile(r"float32\[(\d+)\]|\((?:B|\d+), (\d+)\)")  # observation shapes in docs
+SHAPE_DOCS = (ROOT / "README.md", ROOT / "docs" / "environments.md")
 TEXT_SUFFIXES = {".md", ".py", ".ipynb", ".yaml", ".yml", ".toml", ".txt", ".html", ".js"}
 SKIP_DIRS = {".git", "__pycache__", "golden", "node_modules", ".pytest_cache", "results"}
 
@@ -41,12 +44,12 @@ def test_the_docs_table_is_the_declaration_s():
 
 def test_the_current_version_s_history_entry_states_the_observation_size():
     text = VERSION.read_text(encoding="utf-8")
-    entry = re.search(rf"\* ``{ENV_VERSION}``.*?(?=\n\* |\n\"\"\")", text, re.S)
-    assert entry, f"no history entry for {ENV_VERSION} in guandan_env/env_version.py"
+    entry = re.search(rf"\* `+{ENV_VERSION}`+.*?(?=\n\* |\n\n|\Z)", text, re.S)
+    assert entry, f"no history entry for {ENV_VERSION} in docs/environments.md"
     sizes = {int(n.replace(",", "")) for n in re.findall(r"observation of ([\d,]+)", entry[0])}
     assert sizes == {OBS_DIM}, (
         f"{ENV_VERSION}'s entry states an observation of {sizes}, the layout has {OBS_DIM}: "
-        "a new layout is a new env version (guandan_env/env_version.py)"
+        "a new layout is a new env version (guandan_env/env_version.py, docs/environments.md)"
     )
 
 
@@ -59,13 +62,26 @@ def _size_pattern() -> re.Pattern[str]:
 
 def _checked_elsewhere(path: Path, text: str) -> str:
     """``text`` without the places where another test checks the size."""
-    if path == ROOT / "README.md":
-        return re.sub(r"float32\[\d+\]|\(B, \d+\) float32", "", text)
+    if path in SHAPE_DOCS:
+        text = SHAPES.sub(
+            "", text
+        )  # checked by test_the_observation_shapes_in_the_docs_are_obs_dim
+    if path == VERSION:
+        # its history: sizes of past versions (the current one is checked above)
+        return re.sub(r"\* `+guandan_v\d+`+.*?(?=\n\* |\n\n|\Z)", "", text, flags=re.S)
     if path == DOC:
         return re.sub(re.escape(TABLE_BEGIN) + ".*?" + re.escape(TABLE_END), "", text, flags=re.S)
-    if path == VERSION:
-        return ""  # its history: sizes of past versions, the current one checked above
     return text
+
+
+def test_the_observation_shapes_in_the_docs_are_obs_dim():
+    found = {
+        f"{p.relative_to(ROOT)}: {m[0]}": int(m[1] or m[2])
+        for p in SHAPE_DOCS
+        for m in SHAPES.finditer(p.read_text(encoding="utf-8"))
+    }
+    obs_shapes = {k: n for k, n in found.items() if n not in (NUM_ACTIONS, 4)}
+    assert obs_shapes and set(obs_shapes.values()) == {OBS_DIM}, obs_shapes
 
 
 def test_no_prose_states_the_observation_size_unchecked():

@@ -83,8 +83,8 @@ _BIT_SEL = np.arange(8)[None, :] < _POPCOUNT[:, None]  # (256, 8): which of them
 def set_bits(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, positions)`` int64 of every set bit of row-wise packed ``uint8 (N, nbytes)``,
     row-major and ascending within a row. Only the non-zero bytes are expanded, through
-    per-byte lookup tables: ~2x faster than unpacking them, ~10x faster than ``np.nonzero``
-    over the unpacked rows (masks have a handful of set bits in ~280 bytes)."""
+    per-byte lookup tables, faster than unpacking them or ``np.nonzero`` over the unpacked
+    rows (masks have a handful of set bits in ~280 bytes; docs/benchmarks.md)."""
     bits = np.ascontiguousarray(bits, dtype=np.uint8)
     width = bits.shape[1]
     flat = np.flatnonzero(bits)

@@ -33,8 +33,8 @@ Modes and config (``env(**config)``; unknown keys raise ``ValueError``):
   action, the seat and the rule; the state is unchanged. ``"penalize"``: PettingZoo's
   convention — the offender gets ``illegal_penalty``, the episode terminates.
 * ``render_mode`` ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
-* ``info_view=False`` leaves ``view`` out of ``infos`` (below): ~10% more steps/s for
-  learners that read only the observation; the rule-based agents need the view.
+* ``info_view=False`` leaves ``view`` out of ``infos`` (below): more steps/s for learners
+  that read only the observation (docs/benchmarks.md); the rule-based agents need the view.
 
 Scenarios: ``reset(seed=..., options=...)`` with any of ``hands`` (4 card strings; partial
 hands allowed), ``levels`` (team 0's and team 1's level, e.g. ``["5", "A"]``),
@@ -384,7 +384,7 @@ class raw_env(AECEnv):
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order enforcing wrapper with direct ``last()`` and ``step()``: the inherited
-    ones read attributes through ``__getattr__`` chains (~8 µs a step). A step after every
+    ones read attributes through ``__getattr__`` chains, on every step. A step after every
     agent is done is an error (``raw_env``), not the inherited warning."""
 
     def last(self, observe: bool = True):
