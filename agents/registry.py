@@ -176,12 +176,15 @@ register(
 
 def _search(arg: str | None, seed: int | None) -> Agent:
     try:
-        from agents.search_agent import make_search_agent
+        from agents.search_agent import SearchAgent, parse_search_spec
     except ModuleNotFoundError as e:
         if e.name != "torch":
             raise
         raise ValueError("the search agent needs torch (pip install 'guandan-env[train]')") from e
-    return make_search_agent(arg, seed)
+    params, inner_spec = parse_search_spec(arg)
+    if split_spec(inner_spec)[0].name == "search":
+        raise ValueError("search: the inner agent cannot itself be a search agent")
+    return SearchAgent(make_agent(inner_spec, seed), params, seed, name=f"search:{arg}")
 
 
 def _search_identity(arg: str | None) -> Hashable:

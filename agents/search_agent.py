@@ -180,14 +180,3 @@ class SearchAgent:
         """The RNG seed of one decision: the agent seed and the information set's bytes."""
         h = hashlib.blake2b(key, digest_size=8, key=self.seed.to_bytes(16, "little", signed=True))
         return int.from_bytes(h.digest(), "little") >> 1
-
-
-def make_search_agent(arg: str | None, seed: int | None) -> SearchAgent:
-    """The ``search:`` registry factory."""
-    from agents.registry import make_agent
-
-    params, inner_spec = parse_search_spec(arg)
-    if inner_spec.split(":", 1)[0] == "search":
-        raise ValueError("search: the inner agent cannot itself be a search agent")
-    inner = make_agent(inner_spec, seed)
-    return SearchAgent(inner, params, seed, name=f"search:{arg}")

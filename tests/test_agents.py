@@ -100,7 +100,13 @@ def _tiny_policy(tmp_path) -> str:
 
 
 # specs of the kinds that cannot be built from their bare name (a new such kind must add one)
-EXAMPLES = {"checkpoint": lambda tmp_path: f"checkpoint:{_tiny_policy(tmp_path)}"}
+EXAMPLES = {
+    "checkpoint": lambda tmp_path: f"checkpoint:{_tiny_policy(tmp_path)}",
+    # searches only near the end of a deal, with few worlds: whole deals stay cheap
+    "search": lambda tmp_path: (
+        f"search:worlds=2,candidates=2,unsure=0,close=2:checkpoint:{_tiny_policy(tmp_path)}"
+    ),
+}
 
 
 @pytest.mark.parametrize("entry", entries(), ids=lambda e: e.name)
