@@ -21,9 +21,11 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from agents.candidate_net import CandidateNet, segment_log_softmax
+from agents.candidate_net import CandidateNet, prepare_binary, segment_log_softmax
 from guandan_env.core.engine import Game
 from guandan_env.core.infoset import clone_game
+from guandan_env.encoding.hand_plan import PlanCache
+from guandan_env.encoding.packing import OBS_BITS, SCALAR_INDEX, pack_masks
 from guandan_env.envs.vector import VectorGuandanEnv
 
 
@@ -38,9 +40,14 @@ class NetPolicy:
 
     def __init__(self, net: CandidateNet) -> None:
         self.net = net.eval()
+        self.cache = PlanCache(16)  # playouts meet the same hands again (same answers)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        d = self.net.prepare(obs, mask)
+        obs = np.asarray(obs)
+        bits = pack_masks(mask)
+        d = prepare_binary(
+            obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], bits, self.net.features, cache=self.cache
+        )
         actions, _, _ = self.net.act_batch(d, None, greedy=True)
         return actions
 
