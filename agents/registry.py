@@ -174,6 +174,37 @@ register(
 )
 
 
+def _search(arg: str | None, seed: int | None) -> Agent:
+    try:
+        from agents.search_agent import SearchAgent, parse_search_spec
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise ValueError("the search agent needs torch (pip install 'guandan-env[train]')") from e
+    params, inner_spec = parse_search_spec(arg)
+    if split_spec(inner_spec)[0].name == "search":
+        raise ValueError("search: the inner agent cannot itself be a search agent")
+    return SearchAgent(make_agent(inner_spec, seed), params, seed, name=f"search:{arg}")
+
+
+def _search_identity(arg: str | None) -> Hashable:
+    """The options and the inner agent's identity (its checkpoint's version on disk)."""
+    from agents.search_agent import parse_search_spec
+
+    params, inner = parse_search_spec(arg)
+    return params, agent_identity(inner)
+
+
+register(
+    "search",
+    _search,
+    "search:[OPTIONS:]SPEC  decision-time search over a policy, e.g. search:checkpoint:PATH, "
+    "search:worlds=32,candidates=8,margin=0.5,unsure=0.6,close=10:checkpoint:PATH (docs/search.md)",
+    identity=_search_identity,
+    takes_argument=True,
+)
+
+
 REMOTE_WAIT_S = 600.0  # how long a remote entrant waits for its four clients
 _REMOTE_TABLES: dict[int, object] = {}  # port -> the ProtocolTable of this process's server
 

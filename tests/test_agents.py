@@ -156,6 +156,10 @@ def _remote_clients(tmp_path, request) -> str:
 EXAMPLES = {
     "checkpoint": lambda tmp_path, request: f"checkpoint:{_tiny_policy(tmp_path)}",
     "remote": _remote_clients,
+    # searches only near the end of a deal, with few worlds: whole deals stay cheap
+    "search": lambda tmp_path, request: (
+        f"search:worlds=2,candidates=2,unsure=0,close=2:checkpoint:{_tiny_policy(tmp_path)}"
+    ),
 }
 
 

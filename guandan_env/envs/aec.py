@@ -69,7 +69,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from ..core import actions as T
 from ..core import validate
 from ..core.cards import RANK_TEXT, format_hand
-from ..core.engine import Game
+from ..core.engine import Game, Tribute
 from ..core.phase import Phase
 from ..core.text import action_text
 from ..encoding.events import DealEnded, Event, Played, Returned, deal_started
@@ -111,6 +111,21 @@ class SeatView:
     history: tuple[tuple[int, int, tuple[int, ...]], ...]  # (seat, action, faces) this deal
     tribute_faces: dict[int, int]  # giver seat -> face given (public)
     resist_jokers: list[int] = field(default_factory=list)  # seats that showed big jokers (R-8.2)
+    # the rest of the public record (R-8), for information sets (``envs.infoset``)
+    to_act: int = -1
+    leader: int = -1  # who leads (or led) the current trick
+    deal_leader: int = -1  # who led the deal's first trick (R-7.4)
+    passes: int = 0  # passes since the play to beat
+    move_in_trick: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # phase.TrickMove
+    # (giver, receiver, tribute face, return face: the face if this seat exchanged it, else
+    # -1 before the return and -2 after, R-8.2)
+    tributes: tuple[tuple[int, int, int, int], ...] = ()
+    pending_returns: list[int] = field(default_factory=list)  # indices into tributes
+    resisted: bool = False
+    a_failures: list[int] = field(default_factory=lambda: [0, 0])
+    deal_number: int = 0
+    max_deals: int | None = None
+    deal_cards: int = 0  # cards in play this deal (108 for a full deal)
 
     def hand_text(self, mark_wild: bool = True) -> str:
         """The hand sorted in level order, ♥ wildcards marked ``*``."""
@@ -154,7 +169,26 @@ def seat_view(game: Game, seat: int) -> SeatView:
         history=tuple(game.history),  # plays are public (R-8.1); returns are not in it
         tribute_faces={t.giver: t.face for t in game.tributes},
         resist_jokers=list(game.resist_jokers),
+        to_act=game.to_act,
+        leader=game.leader,
+        deal_leader=game.deal_leader,
+        passes=game.passes if following else 0,
+        move_in_trick=list(game.move_in_trick),
+        tributes=tuple(_seen_tribute(t, seat) for t in game.tributes),
+        pending_returns=list(game.pending_returns),
+        resisted=game.resisted,
+        a_failures=list(game.a_failures),
+        deal_number=game.deal_number,
+        max_deals=game.max_deals,
+        deal_cards=game.deal_cards,
     )
+
+
+def _seen_tribute(t: Tribute, seat: int) -> tuple[int, int, int, int]:
+    """A tribute as ``seat`` knows it: the return face only if it exchanged it (R-8.2)."""
+    if t.returned < 0 or seat in (t.giver, t.receiver):
+        return (t.giver, t.receiver, t.face, t.returned)
+    return (t.giver, t.receiver, t.face, -2)
 
 
 class raw_env(AECEnv):

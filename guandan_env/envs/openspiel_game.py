@@ -21,6 +21,9 @@ One deal of the rules in RULES.md, played by our engine:
 * **Parameters**: ``cards_per_seat`` (1..27, default 27: smaller deals make tree search
   cheap) and ``level`` (``"2"``…``"A"``, default ``"2"``: both teams at that level, team 0
   leveling).
+* **Resampling**: ``state.resample_from_infostate(player, sampler)`` deals the cards the
+  player has not seen anew, uniformly (``guandan_env.core.infoset``), so OpenSpiel's
+  information-set MCTS (``open_spiel.python.algorithms.ismcts``) can play it.
 * **Bounds**: ``max_game_length`` counts decisions: every play removes a card and is followed
   by at most three passes, so ``4 * 4 * cards_per_seat``.
 """
@@ -33,8 +36,10 @@ import pyspiel
 from ..core import actions as T
 from ..core.cards import NUM_FACES, RANK_TEXT, format_cards
 from ..core.engine import Game
+from ..core.infoset import Sampler
 from ..core.text import action_text
 from ..encoding.observation import OBS_DIM, encode_game
+from .infoset import infoset
 
 SEATS = 4
 DEFAULT_PARAMS = {"cards_per_seat": 27, "level": "2"}
@@ -158,6 +163,23 @@ class GuandanState(pyspiel.State):
         # our declaration text, plus the id: OpenSpiel needs one string per legal action, and
         # e.g. a wildcard in a full house's triple or in its pair reads the same
         return f"{action_text(int(action), self.level)} #{int(action)}"
+
+    def resample_from_infostate(self, player_id: int, probability_sampler) -> GuandanState:
+        """A state ``player_id`` cannot tell from this one: the cards it has not seen dealt
+        anew, uniformly (``core.infoset.Sampler`` over the player's ``SeatView``: the hidden
+        hands are not read). ``probability_sampler()`` (a number in [0, 1)) seeds it."""
+        if self.game is None or self.game.deal_over:
+            return self.clone()
+        seed = int(float(probability_sampler()) * 2.0**53)
+        rng = np.random.default_rng(seed)
+        sampler = Sampler(infoset(self.game, int(player_id)))
+        world = sampler.game(sampler.hands(1, rng)[0], rng)
+        out = GuandanState(self.get_game())
+        out.counts = (world.hands + world.played).astype(np.uint8)  # as dealt (no tribute)
+        per_seat = [np.repeat(np.arange(NUM_FACES), out.counts[s]).tolist() for s in range(SEATS)]
+        out.dealt = [per_seat[i % SEATS][i // SEATS] for i in range(SEATS * self.cards_per_seat)]
+        out.game, out.moves = world, list(self.moves)
+        return out
 
     def is_terminal(self) -> bool:
         return self.game is not None and self.game.deal_over

@@ -13,7 +13,9 @@ Interface (plain arrays, ``B = num_tables``, ``D = OBS_DIM``, ``A = NUM_ACTIONS`
   (±3/±2/±1, zero-sum, R-6.3; plus ``match_win_bonus`` when a match is won), or the
   ``illegal_penalty`` of an offender when ``illegal_action="penalize"``.
 * ``done`` ``bool (B,)``: the table's episode ended at this step (deal mode: every deal; match
-  mode: the match, won or capped). The table is reset automatically: the returned
+  mode: the match, won or capped). Unless ``autoreset=False`` (then a table stays at the end
+  of its deal, ``done``, and must be dropped with ``keep`` or replaced with ``load``), the
+  table is reset automatically: the returned
   observation, mask and seat of a done table are already the *first decision of its next
   episode*, and ``rewards`` carries the final rewards of the one that ended.
 * ``info`` dict of ``(B,)`` arrays: ``deal_over`` (a deal ended; in match mode this is not
@@ -40,7 +42,9 @@ Other members. ``copy=False`` (constructor) writes every observation into one re
 buffer (the arrays a step returns are overwritten by the next step; default: a new array
 per step). ``masks_packed`` is the current mask as ``uint64 (B, 36)`` bits (``np.packbits``
 order) and ``sample_actions(rng)`` draws a uniformly random legal action per table from it
-(fast random play). ``is_legal(actions)`` checks actions against the masks. ``game(i)`` is
+(fast random play). ``load(games)`` continues given ``engine.Game`` states (search playouts
+of sampled deals, ``guandan_env.core.infoset``); ``keep(idx)`` drops the other tables.
+``is_legal(actions)`` checks actions against the masks. ``game(i)`` is
 table ``i``'s ``Game`` (match state and RNG as of its deal's start). Gymnasium-style
 ``num_envs``, ``single_observation_space``, ``single_action_space``, ``observation_space``,
 ``action_space``. ``timers`` accumulates seconds spent per part (``step``: applying actions;
@@ -60,7 +64,7 @@ from ..core import validate
 from ..core.engine import Game
 from ..core.illegal import IllegalActionError, illegal_action_error
 from ..core.phase import Phase, TrickMove
-from ..core.table_state import TableState, write_games
+from ..core.table_state import FIELD_NAMES, TableState, write_games
 from ..core.vector_choice import batch_choose_cards
 from ..core.vector_mask import (
     MASK_BYTES,
@@ -105,6 +109,7 @@ class VectorGuandanEnv:
         num_tables: int,
         seed: int | Sequence[int] | None = None,
         copy: bool = True,
+        autoreset: bool = True,
         **config,
     ) -> None:
         num_tables = validate.integer(num_tables, "num_tables", 1, MAX_TABLES)
@@ -113,6 +118,7 @@ class VectorGuandanEnv:
             raise ValueError("the vector env does not render; use the AEC env for that")
         self.num_tables = self.num_envs = b = num_tables
         self.copy = validate.flag(copy, "copy")
+        self.autoreset = validate.flag(autoreset, "autoreset")
         self._init_seed = seed
         self.table_seeds: list[int] = []
         self._episode_rngs: list[np.random.Generator] = []
@@ -206,6 +212,46 @@ class VectorGuandanEnv:
         mask = self._masks()
         return self._observe(), mask, self.state.to_act.copy()
 
+    def load(
+        self, games: Sequence[Game], seed: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Continue ``games`` (``engine.Game`` at any point of a deal; distinct objects, one
+        per table; this env keeps and advances them at the end of their deal) → ``(obs,
+        mask, seat)``. Tables whose episode ends later start new ones from one RNG seeded
+        ``seed``, with no scenario options. Search playouts load sampled deals this way."""
+        b = self.num_tables
+        if len(games) != b:
+            raise ValueError(f"load needs one game per table ({b}), got {len(games)}")
+        self._games = list(games)
+        self._options = [{}] * b
+        shared = np.random.default_rng(validate.seed(seed))
+        self._episode_rngs = [shared] * b
+        t0 = self.clock()
+        self._load(np.arange(b), self._games)
+        self.timers["reset"] += self.clock() - t0
+        self._ready = True
+        mask = self._masks()
+        return self._observe(), mask, self.state.to_act.copy()
+
+    def keep(self, idx: np.ndarray) -> None:
+        """Keep only the tables ``idx`` (in that order), dropping the others: a batch whose
+        finished tables are no longer needed shrinks. The current masks are kept."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if idx.size == 0:
+            raise ValueError("keep needs at least one table")
+        st = self.state
+        self.state = TableState(**{f: getattr(st, f)[idx] for f in FIELD_NAMES})
+        self.masks_packed = self.masks_packed[idx]
+        ids = idx.tolist()
+        self._games = [self._games[i] for i in ids]
+        self._options = [self._options[i] for i in ids]
+        self._episode_rngs = [self._episode_rngs[i] for i in ids]
+        if self.table_seeds:
+            self.table_seeds = [self.table_seeds[i] for i in ids]
+        self.num_tables = self.num_envs = int(idx.size)
+        if self._obs_buf is not None:
+            self._obs_buf = np.empty((self.num_tables, OBS_DIM), dtype=np.float32)
+
     def _new_episode(self, i: int) -> Game:
         game_seed = int(self._episode_rngs[i].integers(2**63))
         g = start_scenario(game_seed, self.config, self._options[i])
@@ -261,8 +307,9 @@ class VectorGuandanEnv:
         reload_games: list[Game] = []
         for i in ended.tolist():
             g = self._end_deal(i, rewards, done, info)
-            reload_idx.append(i)
-            reload_games.append(g)
+            if g is not None:
+                reload_idx.append(i)
+                reload_games.append(g)
         for i in np.flatnonzero(illegal).tolist():
             reload_idx.append(i)
             reload_games.append(self._new_episode(i))
@@ -373,9 +420,10 @@ class VectorGuandanEnv:
             bits = active[go].astype(np.int64) @ _SEAT_BITS
             st.to_act[nb] = _NEXT_ACTIVE[seat[go], bits]
 
-    def _end_deal(self, i: int, rewards: np.ndarray, done: np.ndarray, info: dict) -> Game:
+    def _end_deal(self, i: int, rewards: np.ndarray, done: np.ndarray, info: dict) -> Game | None:
         """Settle table ``i``'s deal with the engine (R-6), fill its outputs, and start what
-        follows: the match's next deal, or a new episode. Returns the game to load."""
+        follows: the match's next deal, or a new episode. Returns the game to load (None
+        without ``autoreset``: the table stays at its deal's end)."""
         g = self._games[i]
         g.finish_order = [int(s) for s in self.state.finish_order[i, : self.state.num_finished[i]]]
         if not g.finish_deal():  # pragma: no cover - the arrays decided it ended
@@ -389,6 +437,9 @@ class VectorGuandanEnv:
         info["order"][i] = res.order
         if res.match_winner is not None:
             info["match_winner"][i] = res.match_winner
+        if not self.autoreset:
+            done[i] = True
+            return None
         if self.config["mode"] == "deal" or g.match_over:
             done[i] = True
             info["truncated"][i] = self.config["mode"] == "match" and g.match_winner is None
