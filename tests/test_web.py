@@ -20,6 +20,7 @@ import uvicorn
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -136,6 +137,14 @@ def _frames(driver) -> list[dict]:
     return out
 
 
+def _click_card(driver, card) -> None:
+    """A card of the hand, clicked where a person clicks it: its visible top strip (the
+    cards of a column overlap)."""
+    ActionChains(driver).move_to_element_with_offset(
+        card, 0, -card.size["height"] // 2 + 6
+    ).click().perform()
+
+
 def _click_and_wait(driver, element) -> None:
     before = _version(driver)
     element.click()
@@ -162,7 +171,7 @@ def test_a_human_plays_a_whole_deal_by_clicking(server, browser):
         {"seats": ["human", "heuristic", "heuristic", "heuristic"], "options": options, "seed": 1},
     )
     browser.get_log("performance")  # drop earlier frames
-    browser.get(f"{base}/table/{table}")
+    browser.get(f"{base}/table/{table}?lang=en")
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.yourTurn") == "true")
     # 1. the tribute return: a card is chosen from the hand, then confirmed
     assert browser.execute_script("return document.body.dataset.phase") == "return"
@@ -170,7 +179,8 @@ def test_a_human_plays_a_whole_deal_by_clicking(server, browser):
     keep = ("H2", "H3", "H4", "H5", "H6")  # for the wildcard lead below
     returns = browser.find_elements(By.CSS_SELECTOR, "#legal li")
     assert returns and all(li.text.startswith("return") for li in returns)
-    next(li for li in returns if not any(k in li.text for k in keep)).click()
+    card = lambda li: li.find_element(By.CSS_SELECTOR, ".card").get_attribute("data-card")  # noqa: E731
+    next(li for li in returns if card(li) not in keep).click()
     choice = browser.find_element(By.CSS_SELECTOR, "#choices .choice")
     assert choice.text.startswith("1. return")
     _click_and_wait(browser, choice)
@@ -183,7 +193,7 @@ def test_a_human_plays_a_whole_deal_by_clicking(server, browser):
         ),
     )
     for c in ("H2", "H3", "H4", "H5", "H6"):
-        browser.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{c}"]').click()
+        _click_card(browser, browser.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{c}"]'))
     texts = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#choices .choice")]
     assert any("straight flush" in t for t in texts) and any(
         "straight " in t.replace("straight flush", "") for t in texts
@@ -228,7 +238,7 @@ def _open_leading_table(browser, base: str, seed: int) -> str:
     """A single deal against heuristics in which the human (seat 0) leads; waits for its turn."""
     body = {"seats": ["human", "heuristic", "heuristic", "heuristic"], "seed": seed}
     table = _new_table(base, {**body, "options": {"leader": 0}})
-    browser.get(f"{base}/table/{table}")
+    browser.get(f"{base}/table/{table}?lang=en")
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.yourTurn") == "true")
     return table
 
@@ -245,7 +255,7 @@ def test_an_illegal_selection_cannot_be_played(server, browser):
     a = plain[0]
     b = next(i for i in plain if cards[i][0][1] != cards[a][0][1])
     for i in (a, b):  # every click re-renders the hand: find the card again
-        browser.find_elements(By.CSS_SELECTOR, "#hand .card")[i].click()
+        _click_card(browser, browser.find_elements(By.CSS_SELECTOR, "#hand .card")[i])
     assert not browser.find_elements(By.CSS_SELECTOR, "#choices .choice")
     assert "no legal play" in browser.find_element(By.ID, "choices").text
     version = _version(browser)
@@ -277,7 +287,7 @@ def test_a_replay_steps_back_and_forth(server, browser):
     base, out = server
     names = sorted(p.name for p in (out / "replays").glob("*.json"))
     assert names, "the first test saves a replay"
-    browser.get(f"{base}/replays?name={names[0]}")
+    browser.get(f"{base}/replays?name={names[0]}&lang=en")
     _wait(browser, lambda d: d.find_element(By.ID, "replay-view").is_displayed())
     pos = browser.find_element(By.ID, "rp-pos")
     assert pos.text.startswith("step 0 /")
@@ -295,25 +305,44 @@ def test_a_replay_steps_back_and_forth(server, browser):
 
 # ------------------------------------------------------------------ the page and a hostile page
 def test_the_lobby_starts_a_game_through_the_request_guard(server, browser):
-    """The page's own requests (same origin, JSON) pass the guard; agents come from its list."""
+    """The page's own requests (same origin, JSON) pass the guard; agents come from its list;
+    one click seats you with a partner against two agents (the strongest offered: here the
+    heuristic) and the choice is remembered."""
     base, _ = server
-    browser.get(base + "/")
+    browser.get(base + "/?lang=en")
+    browser.execute_script("localStorage.removeItem('guandan.choice')")
+    browser.refresh()
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.agents") == "2")
-    options = [
-        o.text for o in browser.find_elements(By.CSS_SELECTOR, "select[name=partner] option")
-    ]
-    assert options == ["heuristic", "random"]
-    browser.find_element(By.ID, "start").click()
+    partner = browser.find_elements(By.CSS_SELECTOR, "select[name=partner] option")
+    assert [o.get_attribute("value") for o in partner] == ["heuristic", "random"]
+    assert [o.get_attribute("textContent") for o in partner] == ["heuristic", "random"]
+    assert "heuristic partner" in browser.find_element(By.ID, "quick").text
+    browser.find_element(By.ID, "quick").click()
     _wait(browser, lambda d: "/table/" in d.current_url)
     table = browser.current_url.rsplit("/", 1)[1]
-    assert table in LIVE["hub"].registry.tables
+    t = LIVE["hub"].registry.tables[table]
+    assert t.seats == ["human", "heuristic", "heuristic", "heuristic"]
     _wait(browser, lambda d: d.execute_script("return document.body.dataset.version") is not None)
+    saved = json.loads(browser.execute_script("return localStorage.getItem('guandan.choice')"))
+    assert saved == {"seat": "0", "partner": "heuristic", "opponents": "heuristic", "mode": "deal"}
+    # a remembered choice comes back: random opponents through the form, then one click
+    browser.get(base + "/")
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.agents") == "2")
+    browser.find_element(By.CSS_SELECTOR, "#more summary").click()
+    browser.find_element(By.CSS_SELECTOR, "select[name=opponents] option[value=random]").click()
+    browser.find_element(By.ID, "start").click()
+    _wait(browser, lambda d: "/table/" in d.current_url)
+    browser.get(base + "/")
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.agents") == "2")
+    value = "return document.querySelector('select[name=opponents]').value"
+    assert browser.execute_script(value) == "random"
+    assert "random opponents" in browser.find_element(By.ID, "quick").text
 
 
 def test_a_replay_file_uploads_from_the_page(server, browser):
     base, out = server
     path = sorted((out / "replays").glob("*.json"))[0]
-    browser.get(base + "/replays")
+    browser.get(base + "/replays?lang=en")
     browser.find_element(By.ID, "replay-file").send_keys(str(path))
     _wait(browser, lambda d: d.find_element(By.ID, "replay-view").is_displayed())
     assert browser.find_element(By.ID, "rp-pos").text.startswith("step 0 /")
