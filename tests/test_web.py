@@ -399,3 +399,260 @@ def test_a_foreign_page_can_neither_create_tables_nor_attach(server, browser, tm
     assert set(hub.registry.tables) == before, "a foreign page created a table"
     assert hub.registry.get(victim).attached == 0 and not hub.viewers.get(victim)
     assert not any(x.startswith("ws message") for x in log), log
+
+
+# ------------------------------------------------------------------ the table as players see it
+# what may stay ASCII in Chinese mode: card ranks (and their repeats in a declaration: QQ,
+# JJJ), numbers, and the key caps named in the key help and on buttons
+ASCII_ALLOWED = {"J", "Q", "K", "A", "P", "H", "C", "Esc", "Enter"}
+VISIBLE_TEXT = """
+const out = [];
+const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+while (w.nextNode()) {
+  const p = w.currentNode.parentElement;
+  // a <select>'s options are agent names and replay file names (data), not labels
+  if (!p || p.closest("select, script, style") || !p.checkVisibility()) continue;
+  out.push(w.currentNode.textContent);
+}
+return out.join(" ");
+"""
+
+
+def _english_left(driver) -> list[str]:
+    import re
+
+    words = re.findall(r"[A-Za-z]+", driver.execute_script(VISIBLE_TEXT))
+    return sorted({w for w in words if w not in ASCII_ALLOWED and not re.fullmatch(r"[JQKA]+", w)})
+
+
+def _public_unseen(table, seat: int) -> dict[str, int]:
+    """Per rank, the copies ``seat`` has not seen, from the engine's public record: the deck
+    less the seat's hand and every card played this deal (``env.events``, R-8.1)."""
+    from experiments.hosts.web.words import rank
+    from guandan_env.core.cards import FACE_RANK
+    from guandan_env.encoding.events import DealStarted, Played
+
+    env = table.env.unwrapped
+    start = max(i for i, e in enumerate(env.events) if isinstance(e, DealStarted))
+    left = np.full(54, 2) - env.game.hands[seat]
+    for e in env.events[start:]:
+        if isinstance(e, Played):
+            for f in e.faces:
+                left[f] -= 1
+    out: dict[str, int] = {}
+    for f in range(54):
+        out[rank(int(FACE_RANK[f]))] = out.get(rank(int(FACE_RANK[f])), 0) + int(left[f])
+    return out
+
+
+def _view_with_hidden_cards_redealt(table, seat: int, rng) -> dict:
+    """``table.view(seat)`` after the other seats' hands are dealt again among themselves
+    (each keeps its number of cards); the engine's state is restored afterwards."""
+    g = table.game
+    others = [s for s in range(4) if s != seat]
+    saved = g.hands.copy()
+    pool = np.concatenate([np.repeat(np.arange(54), g.hands[s]) for s in others])
+    pool = rng.permutation(pool)
+    k = 0
+    for s in others:
+        n = int(saved[s].sum())
+        g.hands[s] = np.bincount(pool[k : k + n], minlength=54)
+        k += n
+    try:
+        return table.view(seat)
+    finally:
+        g.hands[:] = saved
+
+
+def _tracker_on_page(driver) -> dict[str, int]:
+    cells = driver.find_elements(By.CSS_SELECTOR, "#tracker .tcell")
+    return {
+        c.get_attribute("data-rank"): int(c.find_element(By.CSS_SELECTOR, ".tleft").text)
+        for c in cells
+    }
+
+
+def _play_with_hints(browser, base, table, check) -> int:
+    """Play a deal from the page: at each of the human's decisions ``check(hint)`` runs, then
+    the hint is played (its highlighted choice, or pass). Returns the hints asked for."""
+    asked = 0
+    for _ in range(300):
+        phase = browser.execute_script("return document.body.dataset.phase")
+        if phase in ("result", "over"):
+            return asked
+        if browser.execute_script("return document.body.dataset.yourTurn") != "true":
+            time.sleep(0.05)
+            continue
+        version = _version(browser)
+        browser.find_element(By.ID, "hint").click()
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#hint-text .hint-play"))
+        asked += 1
+        hint = next(f for f in reversed(_frames(browser)) if f.get("type") == "hint")
+        assert hint["version"] == version
+        check(hint)
+        if hint["action"] == 0:
+            _click_and_wait(browser, browser.find_element(By.ID, "pass"))
+        else:
+            button = browser.find_element(By.CSS_SELECTOR, "#choices .choice.hinted")
+            assert int(button.get_attribute("data-action")) == hint["action"]
+            _click_and_wait(browser, button)
+    raise AssertionError("the deal did not end")
+
+
+def test_the_tracker_counts_only_what_the_seat_may_know(server, browser):
+    """At every decision of a whole deal the page's tracker equals the count from the
+    engine's public record, the other hands' cards in total, and does not change when the
+    hidden cards are dealt again among the other seats (a leaked card would change it)."""
+    from agents.heuristic import HeuristicAgent
+
+    base, _ = server
+    hub = LIVE["hub"]
+    table_id = _new_table(
+        base,
+        {
+            "seats": ["human", "heuristic", "heuristic", "heuristic"],
+            "seed": 21,
+            "random_tribute": True,
+        },
+    )
+    table = hub.registry.get(table_id)
+    browser.get_log("performance")
+    browser.get(f"{base}/table/{table_id}?lang=en")
+    rng = np.random.default_rng(0)
+    checked = []
+
+    def check(hint):
+        shown = _tracker_on_page(browser)
+        want = _public_unseen(table, 0)
+        assert shown == want
+        others = sum(table.game.hands[s] for s in (1, 2, 3))
+        assert sum(shown.values()) == int(others.sum())
+        view = table.view(0)
+        assert _view_with_hidden_cards_redealt(table, 0, rng)["tracker"] == view["tracker"]
+        assert view["tracker"]["wild"] == int(
+            2 - table.game.hands[0][table.game.level * 4 + 1]
+        ) - sum(f == table.game.level * 4 + 1 for _, _, fs in table.game.history for f in fs)
+        # the hint: legal, and the agent's own choice for the same state
+        env = table.env.unwrapped
+        assert env.action_mask()[hint["action"]]
+        from experiments.evaluation.duplicate import LazyObservation
+
+        own = HeuristicAgent(seed=0).act(LazyObservation(env, "player_0"), env.infos["player_0"])
+        assert hint["action"] == own and hint["prob"] is None
+        assert "rule-based choice" in browser.find_element(By.ID, "hint-text").text
+        checked.append(hint["action"])
+
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.yourTurn") == "true")
+    asked = _play_with_hints(browser, base, table_id, check)
+    assert asked == len(checked) >= 5
+    for f in _frames(browser):  # no state the page received counted a hidden card either
+        if f.get("type") == "state" and f.get("tracker"):
+            assert sum(r["left"] for r in f["tracker"]["ranks"]) == f["tracker"]["total"]
+    LIVE["hinted"] = (table_id, asked)
+
+
+def test_hints_are_recorded_in_the_results_file(server, browser):
+    _, out = server
+    table_id, asked = LIVE["hinted"]
+    rows = [json.loads(x) for x in (out / "human_results.jsonl").read_text().splitlines()]
+    row = next(r for r in rows if r["table"] == table_id)
+    assert row["hints"] == asked == len(row["hint_log"]) and row["hints_followed"] == asked
+    assert all(h["agent"] == "heuristic" for h in row["hint_log"])
+
+
+def test_the_review_steps_through_a_finished_deal(server, browser):
+    """One row per decision of the human (replay actions of seat 0), forward and back, the
+    replay frame following; with the heuristic every disagreement is marked."""
+    base, out = server
+    table_id, _ = LIVE["hinted"]
+    name = f"web_{table_id}.json"
+    data = json.loads((out / "replays" / name).read_text())
+    from guandan_env.envs.replay import Replay, replay_steps
+
+    human_steps = [s.index for s in replay_steps(Replay.from_dict(data)) if s.seat == 0]
+    browser.get(f"{base}/replays?name={name}&lang=en")
+    _wait(browser, lambda d: d.find_element(By.ID, "review").is_displayed())
+    browser.find_element(By.ID, "review-run").click()
+    rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#review-table tbody tr")  # noqa: E731
+    _wait(browser, lambda d: len(rows(d)) > 0)
+    assert [int(r.get_attribute("data-index")) for r in rows(browser)] == human_steps
+    # every hint was played: the agent agrees everywhere, nothing is marked
+    assert not browser.find_elements(By.CSS_SELECTOR, "#review-table tr.marked")
+    pos = lambda d: int(d.execute_script("return document.body.dataset.reviewPos"))  # noqa: E731
+    step = lambda d: d.find_element(By.ID, "rp-pos").text  # noqa: E731
+    assert pos(browser) == 0 and step(browser).startswith(f"step {human_steps[0]} /")
+    browser.find_element(By.ID, "rv-next").click()
+    browser.find_element(By.ID, "rv-next").click()
+    assert pos(browser) == 2 and step(browser).startswith(f"step {human_steps[2]} /")
+    browser.find_element(By.ID, "rv-prev").click()
+    assert pos(browser) == 1 and step(browser).startswith(f"step {human_steps[1]} /")
+    current = browser.find_element(By.CSS_SELECTOR, "#review-table tr.current")
+    assert int(current.get_attribute("data-index")) == human_steps[1]
+
+
+def test_the_review_marks_where_the_human_differs(server, browser):
+    """A deal played by "the first legal play" against the heuristic's advice: the rows where
+    they differ are marked, the others not (the review of an old replay: built from it)."""
+    base, out = server
+    name = sorted(p.name for p in (out / "replays").glob("*.json"))[0]  # the first test's
+    browser.get(f"{base}/replays?name={name}&lang=en")
+    _wait(browser, lambda d: d.find_element(By.ID, "review").is_displayed())
+    browser.find_element(By.ID, "review-run").click()
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-table tbody tr"))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#review-table tbody tr")
+    marked = [r for r in rows if "marked" in r.get_attribute("class")]
+    same = [r for r in rows if r.find_elements(By.TAG_NAME, "td")[4].text == "same"]
+    assert marked and len(marked) + len(same) == len(rows)
+
+
+def test_the_language_switch_changes_every_label(server, browser):
+    """In Chinese no English is left on the table (seats, tracker, hint, log), the result
+    panel, and the replay and review pages; the switch on the page changes it back."""
+    base, out = server
+    table_id = _new_table(
+        base,
+        {
+            "seats": ["human", "heuristic", "heuristic", "heuristic"],
+            "seed": 4,
+            "options": {"leader": 0},
+        },
+    )
+    browser.get_log("performance")
+    browser.get(f"{base}/table/{table_id}?lang=zh")
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.yourTurn") == "true")
+    browser.find_element(By.ID, "group").click()
+    browser.find_element(By.CSS_SELECTOR, "#legal-list summary").click()
+    seen = {"table": []}
+
+    def check(hint):
+        if not seen["table"]:
+            seen["table"] = _english_left(browser)
+            assert "记牌器" in browser.find_element(By.ID, "tracker").text
+            assert "规则选择" in browser.find_element(By.ID, "hint-text").text
+
+    _play_with_hints(browser, base, table_id, check)
+    _wait(browser, lambda d: d.find_element(By.ID, "result").is_displayed())
+    assert seen["table"] == [], seen["table"]
+    result = browser.find_element(By.ID, "result").text
+    assert "名次" in result and any(p in result for p in ("头游", "二游", "三游", "末游"))
+    assert _english_left(browser) == []
+    # the post-deal review from the table, then the replay page with its review
+    browser.find_element(By.ID, "review-link").click()
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-table tbody tr"))
+    assert _english_left(browser) == []
+    browser.get(f"{base}/replays?name=web_{table_id}.json")
+    _wait(browser, lambda d: d.find_element(By.ID, "replay-view").is_displayed())
+    browser.find_element(By.ID, "review-run").click()
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-table tbody tr"))
+    browser.find_element(By.ID, "rp-last").click()
+    assert _english_left(browser) == []
+    # the switch: every label changes, and the choice is remembered
+    zh = browser.execute_script(VISIBLE_TEXT)
+    browser.find_element(By.CSS_SELECTOR, "#lang option[value=en]").click()
+    _wait(browser, lambda d: d.execute_script("return document.body.dataset.lang") == "en")
+    en = browser.execute_script(VISIBLE_TEXT)
+    assert "Review" in en and "Forward" in en and "deal over" in en and "复盘" not in en
+    assert zh != en
+    browser.get(f"{base}/results")
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#results-table tbody tr"))
+    assert "Human vs agents" in browser.find_element(By.CSS_SELECTOR, "#results h1").text
