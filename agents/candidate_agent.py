@@ -35,3 +35,21 @@ class CandidateAgent:
         d = self.net.prepare(obs, mask[None])
         actions, _, _ = self.net.act_batch(d, self.rng, self.greedy)
         return int(actions[0])
+
+    def action_probabilities(self, observation) -> dict[int, float]:
+        """The policy's probability of each legal action (what ``act`` samples from; the
+        greedy agent plays the most probable)."""
+        import torch
+
+        from agents.candidate_net import segment_log_softmax
+
+        mask = np.asarray(observation["action_mask"])
+        legal = np.flatnonzero(mask)
+        if legal.size <= 1:
+            return {int(a): 1.0 for a in legal}
+        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
+        d = self.net.prepare(obs, mask[None])
+        with torch.no_grad():
+            logits, _ = self.net(d)
+            p = torch.exp(segment_log_softmax(logits, d.rows, d.n)).numpy()
+        return {int(a): float(x) for a, x in zip(d.ids.numpy(), p, strict=True)}

@@ -362,7 +362,9 @@ def test_replay_uploads_are_capped_compact_and_off_the_event_loop(live):
     for u in uploads:
         u.join()
     assert done["status"] == 200 and done["size"] < 80 * len(raw)  # was ~290x
-    assert waits and max(waits) < 0.3, waits
+    # a blocked loop would hold every request for the whole build (~2 s before); under a
+    # loaded machine single waits vary, so the median is the measure, the max a loose bound
+    assert waits and sorted(waits)[len(waits) // 2] < 0.3 and max(waits) < 1.5, waits
 
 
 def test_nested_json_is_a_400_and_an_error_message(live):
@@ -478,3 +480,80 @@ def test_web_warns_on_a_non_loopback_host(tmp_path):
         proc.terminate()
         proc.wait(10)
     assert line.startswith("warning:") and "0.0.0.0" in line
+
+
+# ------------------------------------------------------------------ hints and the review
+def _small_policy(tmp_path) -> str:
+    from agents.candidate_net import CandidateNet
+    from agents.policy_file import save_policy
+
+    net = CandidateNet({"trunk": [16], "cand": [8]})
+    return "checkpoint:" + str(save_policy(tmp_path / "policy.pt", net, net.model_config))
+
+
+def test_hints_and_reviews_come_from_offered_agents_with_their_probabilities(tmp_path):
+    """A trained policy is the default adviser; its hint is its own greedy choice with its
+    probability; the review of the finished deal gives one row per human decision with the
+    probability it gave the human's play; an agent the server does not offer is refused."""
+    from experiments.evaluation.duplicate import LazyObservation
+
+    spec = _small_policy(tmp_path)
+    app = create_app(tmp_path / "out", delay=0.0, agents=[spec], hosts=[*LOCAL_HOSTS, "testserver"])
+    c = TestClient(app)
+    hub = app.state.hub
+    assert c.get("/api/agents").json()["strongest"] == spec
+    tid = _table(c, seed=9, options={"leader": 0})
+    table = hub.registry.get(tid)
+    probs = make_agent(spec, 0)
+    hints = 0
+    with c.websocket_connect(f"/ws/{tid}") as ws:
+        ws.receive_json()  # the state on attaching
+        ws.send_json({"type": "hint", "agent": "checkpoint:/etc"})
+        assert "offers" in ws.receive_json()["error"]
+        pending = ws.receive_json()  # the state again
+        last = -1
+        while True:
+            m, pending = pending or ws.receive_json(), None
+            if m["phase"] in ("result", "over"):
+                break
+            if not m["your_turn"] or m["version"] == last:
+                continue
+            last = m["version"]
+            ws.send_json({"type": "hint"})
+            h = ws.receive_json()
+            assert h["type"] == "hint" and h["agent"] == spec
+            env = table.env.unwrapped
+            p = probs.action_probabilities(LazyObservation(env, "player_0"))
+            assert h["action"] == max(p, key=p.get) and h["prob"] == round(p[h["action"]], 4)
+            assert h["action"] in {a["id"] for a in m["legal"]}
+            hints += 1
+            pick = m["legal"][-1]["id"]  # not always the hint: the review marks those
+            ws.send_json({"type": "act", "action": pick, "version": m["version"]})
+    review = c.get("/api/review", params={"table": tid}).json()
+    rows = review["rows"]
+    assert review["probabilities"] and len(rows) == hints
+    assert all(0 <= r["p_played"] <= r["p_agent"] <= 1 for r in rows)
+    assert sum(r["marked"] for r in rows) == min(3, sum(not r["same"] for r in rows))
+    name = f"web_{tid}.json"
+    assert c.get("/api/review", params={"name": name}).json()["rows"] == rows
+    raw = (tmp_path / "out" / "replays" / name).read_bytes()
+    json_type = {"Content-Type": "application/json"}
+    assert c.post("/api/review", content=raw, headers=json_type).json()["rows"] == rows
+    assert c.get("/api/review", params={"name": name, "agent": "nosuch"}).status_code == 400
+    row = json.loads((tmp_path / "out" / "human_results.jsonl").read_text().splitlines()[-1])
+    assert row["hints"] == hints == len(row["hint_log"])
+
+
+def test_the_tracker_is_built_from_the_seat_view_only():
+    """``tracker`` reads a ``SeatView``: the deck less the seat's hand and this deal's plays."""
+    from experiments.hosts.web.tracker import tracker
+    from guandan_env.envs.aec import seat_view
+
+    t = WebTable(["human", "heuristic", "heuristic", "heuristic"], seed=2, options={"leader": 1})
+    for _ in range(3):
+        t.agent_move()
+    got = tracker(seat_view(t.game, 0))
+    others = sum(t.game.hands[s] for s in (1, 2, 3))
+    assert got["total"] == int(others.sum()) == sum(r["left"] for r in got["ranks"])
+    assert [r["rank"] for r in got["ranks"]][:3] == ["RJ", "BJ", t.view(0)["level"]]
+    assert got == t.view(0)["tracker"]

@@ -4,10 +4,13 @@ Routes: ``/`` the page (lobby, table, replays, results: one small page, plain JS
 ``/static/*`` its assets (all local, no CDN); ``GET /api/agents`` the agent specs a table may
 seat (the server's own list: never a path from a request); ``POST /api/tables`` creates a table;
 ``/ws/{table}`` attaches a browser to a table (a reload or a second tab re-attaches:
-the state lives here); ``GET /api/replays`` lists saved replays; ``GET /api/replay?name=``
-and ``POST /api/replay`` (a replay file's JSON) return its frames; ``GET /api/results`` the
-human-vs-agent table. Every message from a browser is checked; a refused one gets an
-``error`` message and changes nothing. ``guard.RequestGuard`` stands before all routes (host,
+the state lives here; a ``hint`` message asks an offered agent what it would play for the
+human, answered to that browser only); ``GET /api/replays`` lists saved replays;
+``GET /api/replay?name=`` and ``POST /api/replay`` (a replay file's JSON) return its frames;
+``GET /api/review?name=|table=&agent=`` and ``POST /api/review?agent=`` the post-deal review
+of a human game (``advice.review``); ``GET /api/results`` the human-vs-agent table. Every
+message from a browser is checked; a refused one gets an ``error`` message and changes
+nothing. ``guard.RequestGuard`` stands before all routes (host,
 origin, content type, body cap; ``docs/security.md``).
 """
 
@@ -31,6 +34,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from agents.checkpoint import latest_checkpoint
 from agents.registry import make_agent
 
+from . import advice
 from .guard import LOCAL_HOSTS, RequestGuard, parse_json
 from .tables import HUMAN, TableRegistry, WebTable, human_results, replay_frames
 
@@ -69,6 +73,7 @@ class Hub:
         self.tasks: dict[str, asyncio.Task] = {}
         self.settings: dict[str, dict] = {}  # per table: speed, paused (watch tables)
         self.replay_slots = asyncio.Semaphore(2)  # replays built at once (off the event loop)
+        self.advisers: dict[str, dict[str, Any]] = {}  # per table: hint agents by spec
 
     def agent_specs(self) -> list[str]:
         """What a table may seat: built-ins, the command line's specs, and the saved runs
@@ -79,6 +84,23 @@ class Hub:
                 if d.is_dir() and latest_checkpoint(d) is not None:
                     found.append(f"checkpoint:{d}")
         return list(dict.fromkeys([*self.fixed_agents, *found]))
+
+    def strongest(self) -> str:
+        """The default opponent and adviser: the first offered checkpoint (the command
+        line's, then the saved runs'), else the heuristic."""
+        return next((s for s in self.agent_specs() if s.startswith("checkpoint:")), "heuristic")
+
+    def adviser(self, table: WebTable, spec: Any) -> tuple[str, Any]:
+        """The agent that gives ``table``'s human hints: ``spec`` if the server offers it
+        (None: the strongest), built once per table."""
+        spec = self.strongest() if spec is None else spec
+        if not isinstance(spec, str) or spec == HUMAN or spec not in self.agent_specs():
+            raise ValueError("hints come only from an agent the server offers")
+        cache = self.advisers.setdefault(table.id, {})
+        if spec not in cache:
+            self.check_seats([spec])
+            cache[spec] = make_agent(spec, 0)
+        return spec, cache[spec]
 
     def check_seats(self, seats: list[str]) -> None:
         """Only specs the server offers; the same words for every other string (no path is
@@ -101,6 +123,7 @@ class Hub:
             task.cancel()
         self.settings.pop(table_id, None)
         self.viewers.pop(table_id, None)
+        self.advisers.pop(table_id, None)
 
     def open_table(
         self, seats, mode="deal", random_levels=False, random_tribute=False, seed=None, options=None
@@ -169,7 +192,7 @@ def create_app(
         return FileResponse(STATIC / "index.html")
 
     async def agent_list(request: Request):
-        return JSONResponse({"agents": hub.agent_specs()})
+        return JSONResponse({"agents": hub.agent_specs(), "strongest": hub.strongest()})
 
     async def new_table(request: Request):
         try:
@@ -208,18 +231,49 @@ def create_app(
             if request.method == "POST":
                 data = parse_json(await request.body())  # capped by the guard
             else:
-                name = request.query_params.get("name", "")
-                if not name or "/" in name or "\\" in name or not name.endswith(".json"):
-                    raise ValueError(f"not a replay name: {name!r}")
-                path = (hub.out / "replays" / name) if hub.out else None
-                if path is None or not path.is_file():
-                    raise ValueError(f"no replay {name!r}")
-                data = parse_json(path.read_bytes())
+                data = parse_json(_replay_path(request.query_params.get("name", "")).read_bytes())
             async with hub.replay_slots:  # built off the event loop, two at a time
                 frames = await run_in_threadpool(replay_frames, data)
         except (ValueError, KeyError, TypeError, RecursionError) as e:
             return JSONResponse({"error": f"cannot read the replay: {e}"}, status_code=400)
         return JSONResponse({"frames": frames})
+
+    async def review(request: Request):
+        """The review of a human game: a saved replay (``name``), an uploaded one (POST) or
+        the finished deals of a live table (``table``); ``agent`` an offered spec."""
+        try:
+            q = request.query_params
+            spec = q.get("agent") or hub.strongest()
+            if spec == HUMAN or spec not in hub.agent_specs():
+                raise ValueError("a review comes only from an agent the server offers")
+            upto, seat = None, None
+            if request.method == "POST":
+                data = parse_json(await request.body())  # capped by the guard
+            elif q.get("table"):
+                table = hub.registry.get(q["table"])
+                if table.human is None:
+                    raise ValueError("a watch table has no human decisions to review")
+                data, seat, upto = table.env.replay().to_dict(), table.human, len(table.results)
+            else:
+                data = parse_json(_replay_path(q.get("name", "")).read_bytes())
+            seat = advice.human_seat(data) if seat is None else seat
+            if seat is None:
+                raise ValueError("not a human game: no seat is 'human' in its meta.agents")
+            hub.check_seats([spec])
+            agent = make_agent(spec, 0)
+            async with hub.replay_slots:
+                out = await run_in_threadpool(advice.review, data, agent, seat, upto)
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
+            return JSONResponse({"error": f"cannot review: {e}"}, status_code=400)
+        return JSONResponse({**out, "agent": spec})
+
+    def _replay_path(name: str) -> Path:
+        if not name or "/" in name or "\\" in name or not name.endswith(".json"):
+            raise ValueError(f"not a replay name: {name!r}")
+        path = (hub.out / "replays" / name) if hub.out else None
+        if path is None or not path.is_file():
+            raise ValueError(f"no replay {name!r}")
+        return path
 
     async def results(request: Request):
         return JSONResponse({"results": human_results(hub.out) if hub.out else []})
@@ -266,6 +320,12 @@ def create_app(
             raise ValueError("expected a JSON object")
         kind = msg.get("type")
         s = hub.settings.setdefault(table.id, {"delay": hub.delay, "paused": False})
+        if kind == "hint":
+            if table.human is None or viewer.seat != table.human:
+                raise ValueError("hints are for the human's seat")
+            spec, agent = hub.adviser(table, msg.get("agent"))
+            await viewer.ws.send_json({"type": "hint", **table.hint(spec, agent)})
+            return
         if kind == "act":
             if table.human is None:
                 raise ValueError("this is a watch table: nobody plays from the browser")
@@ -299,16 +359,22 @@ def create_app(
             Route("/table/{table}", index),
             Route("/replays", index),
             Route("/results", index),
+            Route("/review", index),
             Route("/api/agents", agent_list),
             Route("/api/tables", new_table, methods=["POST"]),
             Route("/api/replays", replays),
             Route("/api/replay", replay, methods=["GET", "POST"]),
+            Route("/api/review", review, methods=["GET", "POST"]),
             Route("/api/results", results),
             WebSocketRoute("/ws/{table}", ws_table),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
         middleware=[
-            Middleware(RequestGuard, hosts=hosts, body_limits={"/api/replay": MAX_BODY}),
+            Middleware(
+                RequestGuard,
+                hosts=hosts,
+                body_limits={"/api/replay": MAX_BODY, "/api/review": MAX_BODY},
+            ),
         ],
     )
     app.state.hub = hub

@@ -1,8 +1,9 @@
 """Screenshots of the web table for the README: ``python -m experiments.hosts.web.screenshot``.
 
 Starts a server on a free local port, sets up a deal in which your seat holds a wildcard
-straight, plays a few moves with headless Chromium (Debian's ``chromium``), and saves
-``docs/web_table.png`` (cards selected, both readings offered) and ``docs/web_replay.png``.
+straight, leads a pair with headless Chromium (Debian's ``chromium``), lets the agents
+answer, asks for a hint and saves the table in English and Chinese:
+``docs/web_table_en.png`` and ``docs/web_table_zh.png`` (bombs and straight flushes grouped).
 """
 
 from __future__ import annotations
@@ -40,42 +41,76 @@ def main(argv: list[str] | None = None) -> int:
     while not srv.started:
         time.sleep(0.05)
     base = f"http://127.0.0.1:{port}"
-    fix = _deal_with(["H7", "H8", "H9", "HT", "HJ", "D3", "D3", "SQ", "SQ", "BJ"])
+    hand = ["H7", "D3", "D3", "S8", "S9", "ST", "SJ", "SQ", "C5", "C5", "D5", "S5", "BJ", "RJ"]
+    fix = _deal_with(hand)
     body = {
         "seats": ["human", "heuristic", "heuristic", "heuristic"],
         "seed": 1,
         "options": {"hands": fix, "levels": ["7", "5"], "leveling_team": 0, "leader": 0},
     }
-    req = urllib.request.Request(
-        base + "/api/tables", json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    table = json.loads(urllib.request.urlopen(req).read())["table"]
+
+    def req():
+        data = json.dumps(body).encode()
+        return urllib.request.Request(
+            base + "/api/tables", data, {"Content-Type": "application/json"}
+        )
+
     opts = Options()
     opts.binary_location = "/usr/bin/chromium"
     for a in (
         "--headless=new",
         "--no-sandbox",
         "--disable-dev-shm-usage",
-        "--window-size=1200,980",
+        "--window-size=1280,1150",
     ):
         opts.add_argument(a)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     try:
-        driver.get(f"{base}/table/{table}")
-        time.sleep(1.0)
-        # your lead: select a wildcard straight; the page offers each reading
-        for c in ("H7", "H8", "H9", "HT", "HJ"):
-            driver.find_element(By.CSS_SELECTOR, f'#hand .card[data-card="{c}"]').click()
-        driver.find_element(By.CSS_SELECTOR, "#legal-list summary").click()
-        time.sleep(0.3)
-        out.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(out / "web_table.png"))
-        print(f"wrote {out / 'web_table.png'}")
+        for lang in ("en", "zh"):
+            table = json.loads(urllib.request.urlopen(req()).read())["table"]
+            driver.get(f"{base}/table/{table}?lang={lang}")
+            your_turn = 'return document.body.dataset.yourTurn === "true"'
+            _until(driver, your_turn)
+            time.sleep(0.5)
+            # lead a pair, let the agents answer, then ask for a hint and select a straight
+            for k in (0, 1):
+                threes = driver.find_elements(By.CSS_SELECTOR, '#hand .card[data-card="D3"]')
+                click_card(driver, threes[k])
+                time.sleep(0.1)
+            v = driver.execute_script("return document.body.dataset.version")
+            driver.find_element(By.CSS_SELECTOR, "#choices .choice").click()
+            _until(driver, f'return document.body.dataset.version !== "{v}" && ' + your_turn[7:])
+            if not driver.find_element(By.ID, "group").is_selected():
+                driver.find_element(By.ID, "group").click()
+            driver.find_element(By.ID, "hint").click()
+            _until(driver, "return !!document.querySelector('#hint-text .hint-play')")
+            time.sleep(0.3)
+            path = out / f"web_table_{lang}.png"
+            driver.save_screenshot(str(path))
+            print(f"wrote {path}")
     finally:
         driver.quit()
         srv.should_exit = True
     return 0
+
+
+def click_card(driver, card) -> None:
+    """Click a card of the hand where a person does: its visible top strip (the cards of a
+    column overlap; the strip shows its rank and suit)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    h = card.size["height"]
+    ActionChains(driver).move_to_element_with_offset(card, 0, -h // 2 + 6).click().perform()
+
+
+def _until(driver, script: str, timeout: float = 20.0) -> None:
+    deadline = time.time() + timeout
+    while not driver.execute_script(script):
+        if time.time() > deadline:
+            raise RuntimeError(f"timed out waiting for: {script}")
+        time.sleep(0.05)
 
 
 def _deal_with(wanted: list[str], seed: int = 5) -> list[str]:

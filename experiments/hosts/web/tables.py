@@ -22,7 +22,6 @@ from experiments.evaluation.duplicate import LazyObservation, derive_seed
 from guandan_env.core import actions as T
 from guandan_env.core.cards import (
     NUM_FACES,
-    RANK_TEXT,
     face_text,
     is_wild,
     sort_key,
@@ -32,8 +31,12 @@ from guandan_env.core.phase import Phase
 from guandan_env.core.text import action_text
 from guandan_env.encoding import protocol as P
 from guandan_env.encoding.events import Played, Returned
-from guandan_env.envs.aec import AGENTS, raw_env
+from guandan_env.envs.aec import AGENTS, raw_env, seat_view
 from guandan_env.envs.replay import ReplayRecorder
+
+from . import advice
+from .tracker import tracker
+from .words import declaration, rank
 
 HUMAN = "human"
 MAX_TABLES = 64
@@ -103,6 +106,9 @@ class WebTable:
         self.attached = 0  # browsers attached now
         self.saved: Path | None = None
         self.version = 0  # moves made and results left: a browser acts on the version it saw
+        # hints the human asked for: deal, replay index of the decision, agent, action, and
+        # whether the human then played it (written to the human-results file)
+        self.hints: list[dict[str, Any]] = []
 
     def attach(self, change: int) -> None:
         """A browser attached (+1), left (-1) or sent a message (0)."""
@@ -136,8 +142,13 @@ class WebTable:
         if isinstance(action, bool) or not isinstance(action, int):
             raise ValueError(f"an action is an integer id, got {action!r}")
         env = self.env.unwrapped
-        level, seen = self.game.level, len(env.events)
-        self.env.step(action)  # raises with the rule if illegal; nothing changes then
+        level, seen, index = self.game.level, len(env.events), len(self.env.actions)
+        self.env.step(action)
+        for h in self.hints:
+            if h["index"] == index:
+                h["followed"] = (
+                    h["action"] == action
+                )  # raises with the rule if illegal; nothing changes then
         res = env.infos[AGENTS[0]].get("deal_result")
         move = next(e for e in env.events[seen:] if isinstance(e, Played | Returned))
         self.log.append((move, level))
@@ -154,8 +165,8 @@ class WebTable:
             "winner_team": int(res["winner_team"]),
             "gain": int(res["gain"]),
             "double_down": bool(res["double_down"]),
-            "deal_level": RANK_TEXT[res["deal_level"]],
-            "levels": [RANK_TEXT[lv] for lv in res["levels"]],
+            "deal_level": rank(res["deal_level"]),
+            "levels": [rank(lv) for lv in res["levels"]],
             "match_winner": res["match_winner"],
             "tribute_next": None if done else self._tribute_next(order, bool(res["double_down"])),
         }
@@ -166,10 +177,28 @@ class WebTable:
             self.save()
 
     @staticmethod
-    def _tribute_next(order: list[int], double_down: bool) -> str:
+    def _tribute_next(order: list[int], double_down: bool) -> dict[str, Any]:
+        """Who pays tribute next deal (R-7.1, double tribute R-7.2), for the page to word."""
         if double_down:
-            return f"seats {order[2]} and {order[3]} pay tribute (double tribute, R-7.2)"
-        return f"seat {order[3]} pays tribute to seat {order[0]} (R-7.1)"
+            return {"double": True, "givers": [order[2], order[3]], "receivers": order[:2]}
+        return {"double": False, "givers": [order[3]], "receivers": [order[0]]}
+
+    def hint(self, spec: str, agent: Any) -> dict[str, Any]:
+        """What ``agent`` (built from ``spec``) would play for the human now, recorded."""
+        if not self.human_turn():
+            raise ValueError("a hint is for your own turn")
+        h = advice.hint(agent, self.env.unwrapped, self.human)
+        self.hints.append(
+            {
+                "deal": int(self.game.deal_number),
+                "index": len(self.env.actions),
+                "agent": spec,
+                "action": h["action"],
+                "prob": h["prob"],
+                "followed": None,
+            }
+        )
+        return {**h, "agent": spec, "version": self.version}
 
     def resume(self) -> None:
         """Leave the finished deal's result (the next deal has already been dealt)."""
@@ -194,6 +223,8 @@ class WebTable:
         g = self.game
         level = g.level
         me = viewer
+        # what the viewer's seat may know (R-8): its hand and the card tracker come from it
+        sv = seat_view(g, me) if me is not None and self.hold is None else None
         left = g.cards_left()
         last_of: dict[int, dict] = {}
         for move, lv in self.log:
@@ -206,19 +237,29 @@ class WebTable:
             table_play = {
                 "seat": int(g.table_seat),
                 "text": action_text(g.table_action, level),
+                "decl": declaration(g.table_action, level),
                 "cards": lp["cards"] if lp else [],
             }
         seats = []
         for s in range(4):
             name = "you" if s == me else ("human" if self.seats[s] == HUMAN else self.seats[s])
             e = last_of.get(s)
+            role = (
+                None
+                if me is None
+                else ("you" if s == me else ("partner" if s % 2 == me % 2 else "opponent"))
+            )
             seats.append(
                 {
                     "seat": s,
                     "name": name,
+                    "spec": self.seats[s],
+                    "role": role,
                     "team": s % 2,
                     "left": int(left[s]),
-                    "last": None if e is None else {"text": e["text"], "cards": e["cards"]},
+                    "last": None
+                    if e is None
+                    else {"text": e["text"], "decl": e["decl"], "cards": e["cards"]},
                     "place": int(g.finish_places()[s]),
                     "hand": cards_of(g.hands[s], level)
                     if (show_hands and self.human is None)
@@ -233,14 +274,15 @@ class WebTable:
             "viewer": me,
             "watch": self.human is None,
             "deal": int(g.deal_number),
-            "level": RANK_TEXT[level],
-            "levels": [RANK_TEXT[lv] for lv in g.levels],
+            "level": rank(level),
+            "levels": [rank(lv) for lv in g.levels],
             "leveling_team": g.leveling_team,
             "phase": "over" if self.over else ("result" if self.hold else g.phase),
             "to_act": self.to_act(),
             "your_turn": me is not None and self.to_act() == me,
             # while a finished deal is shown, the next one is already dealt: its hand waits
-            "hand": cards_of(g.hands[me], level) if me is not None and self.hold is None else None,
+            "hand": cards_of(sv.hand, level) if sv is not None else None,
+            "tracker": tracker(sv) if sv is not None else None,
             "seats": seats,
             "table_play": table_play,
             "tributes": [
@@ -265,6 +307,9 @@ class WebTable:
             return {
                 "seat": move.seat,
                 "text": action_text(T.return_action(move.face), level) if shown else "return",
+                "decl": declaration(T.return_action(move.face), level)
+                if shown
+                else {"kind": "return", "body": "", "suit": None, "wilds": 0},
                 "cards": faces_list([move.face], level) if shown else [],
                 "kind": "return",
                 "return_to": move.to,
@@ -272,6 +317,7 @@ class WebTable:
         return {
             "seat": move.seat,
             "text": "pass" if move.is_pass else action_text(move.action, level),
+            "decl": declaration(move.action, level),
             "cards": faces_list(move.faces, level),
             "kind": T.KIND_NAMES[int(T.KIND[move.action])],
             "return_to": None,
@@ -297,6 +343,7 @@ class WebTable:
                     "kind": kind,
                     "label": kind.replace("_", " "),
                     "text": "pass" if kind == "pass" else action_text(a, level),
+                    "decl": declaration(a, level),
                     "variants": variants,
                 }
             )
@@ -309,7 +356,8 @@ class WebTable:
             return self.saved
         self.out.mkdir(parents=True, exist_ok=True)
         path = self.out / "replays" / f"web_{self.id}.json"
-        self.env.save(path, meta={"agents": self.seats, "source": "web", "table": self.id})
+        meta = {"agents": self.seats, "source": "web", "table": self.id, "hints": self.hints}
+        self.env.save(path, meta=meta)
         self.saved = path
         if self.human is not None:
             team = self.human % 2
@@ -326,6 +374,9 @@ class WebTable:
                 ),
                 "deals_won": sum(r["winner_team"] == team for r in self.results),
                 "replay": str(path),
+                "hints": len(self.hints),  # a study may exclude or count games with hints
+                "hints_followed": sum(bool(h["followed"]) for h in self.hints),
+                "hint_log": self.hints,
             }
             with open(self.out / "human_results.jsonl", "a") as f:
                 f.write(json.dumps(row) + "\n")
@@ -363,12 +414,13 @@ def _frame(g, st, result) -> dict[str, Any]:
         move = {
             "seat": st.seat,
             "text": "pass" if st.action == T.PASS_ACTION else action_text(st.action, lv),
+            "decl": declaration(st.action, lv),
             "cards": faces_list(st.faces, lv),
         }
     return {
         "deal": int(g.deal_number),
-        "level": RANK_TEXT[level],
-        "levels": [RANK_TEXT[x] for x in g.levels],
+        "level": rank(level),
+        "levels": [rank(x) for x in g.levels],
         "wild": face_text(wildcard_face(level)),
         "hands": [" ".join(c["card"] for c in cards_of(g.hands[s], level)) for s in range(4)],
         "left": g.cards_left(),
@@ -376,12 +428,15 @@ def _frame(g, st, result) -> dict[str, Any]:
         "table": action_text(g.table_action, level)
         if g.phase == Phase.PLAY and g.table_action >= 0
         else None,
+        "table_decl": declaration(g.table_action, level)
+        if g.phase == Phase.PLAY and g.table_action >= 0
+        else None,
         "result": None
         if result is None
         else {
             **result,
-            "deal_level": RANK_TEXT[int(result["deal_level"])],
-            "levels": [RANK_TEXT[x] for x in result["levels"]],
+            "deal_level": rank(int(result["deal_level"])),
+            "levels": [rank(x) for x in result["levels"]],
         },
     }
 
