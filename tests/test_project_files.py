@@ -28,7 +28,7 @@ def test_licence_is_mit_as_declared():
     assert _pyproject()["license"] == {"text": "MIT"}
     assert text.startswith("MIT License")
     assert "Copyright (c) 2026 the guandan-env authors" in text
-    assert "THE SOFTWARE IS PROVIDED \"AS IS\"" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in text
 
 
 def test_citation_cff_matches_the_readme_and_pyproject():
