@@ -155,7 +155,7 @@ EXPERIMENT_LAYERS = (
     ("experiments.common",),
     ("experiments.evaluation",),
     ("experiments.selfplay",),
-    ("experiments.hosts", "experiments.bench", "experiments.examples"),
+    ("experiments.hosts", "experiments.bench", "experiments.examples", "experiments.dataset"),
 )
 
 
