@@ -44,7 +44,7 @@ from guandan_env.encoding.candidate_features import (
 )
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
 from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
-from guandan_env.encoding.packing import OBS_BITS, SCALAR_INDEX, pack_masks
+from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
 
 FEATURE_BLOCKS = ("after", "plan", "state")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
@@ -77,7 +77,8 @@ class Decisions:
 
     The observation's 0/1 part enters as the indices of its set bits (``obs_idx``, a flat
     vector, ``obs_offsets`` where each decision's start), so the first layer is a sum of
-    embedding rows (~150 of 1,651 bits are set): ~10x cheaper than a dense matmul, same math.
+    embedding rows (~150 of the ``OBS_BITS`` bits are set): ~10x cheaper than a dense matmul,
+    same math.
     """
 
     obs_idx: torch.Tensor  # (K,) int64: indices of the set observation bits, row by row
@@ -180,7 +181,7 @@ def prepare_bits(
 ) -> Decisions:
     """``prepare`` with the masks as ``packing.pack_masks`` bits (the fast path)."""
     obs = np.asarray(obs)
-    return prepare_binary(obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], mask_bits, features)
+    return prepare_binary(obs[:, BINARY] != 0, obs[:, SCALAR_INDEX], mask_bits, features)
 
 
 def prepare_packed(
@@ -240,8 +241,8 @@ class _BitsTimesWeight(torch.autograd.Function):
     """``X @ W`` for a 0/1 matrix ``X`` given as its set bits (row by row), forward by
     ``embedding_bag`` (sum); backward ``dW = Xᵀ G`` as a sparse CSR product with ``Xᵀ``
     built from the bits by one stable 16-bit sort. Same values as ``nn.EmbeddingBag``'s
-    own backward (up to float summation order), ~25% faster on CPU (30 -> 23 ms for a
-    2,048-decision minibatch): that backward sorts and scatters every (bit, row) pair."""
+    own backward (up to float summation order) and faster on CPU (docs/selfplay.md): that
+    backward sorts and scatters every (bit, row) pair."""
 
     @staticmethod
     def forward(ctx, weight, idx, offsets):

@@ -80,15 +80,18 @@ def resolve_policy(path: str | Path) -> Path:
     )
 
 
-def load_policy_net(path: str | Path) -> tuple[CandidateNet, dict]:
-    """The network and the ``meta`` dict stored at ``path`` (see module docstring)."""
-    return load_policy_file(resolve_policy(path))
+def load_policy_net(path: str | Path, weights: str = "ema") -> tuple[CandidateNet, dict]:
+    """The network and the ``meta`` dict stored at ``path`` (see module docstring);
+    ``weights``: the moving average of the weights where the run kept one (``"ema"``, the
+    default) or the raw trained weights (``"raw"``)."""
+    return load_policy_file(resolve_policy(path), weights)
 
 
 def load_checkpoint_agent(
-    path: str | Path, seed: int | None = None, greedy: bool = True
+    path: str | Path, seed: int | None = None, greedy: bool = True, weights: str = "ema"
 ) -> CandidateAgent:
-    """An agent playing the policy saved at ``path`` (policy file, checkpoint or run dir)."""
+    """An agent playing the policy saved at ``path`` (policy file, checkpoint or run dir):
+    by default the moving average of its weights, where the run kept one."""
     torch.set_num_threads(1)  # batch-1 inference; more threads only contend
-    net, _ = load_policy_net(path)
+    net, _ = load_policy_net(path, weights)
     return CandidateAgent(net, seed=seed, greedy=greedy, name=f"checkpoint:{path}")

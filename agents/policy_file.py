@@ -18,8 +18,15 @@ from guandan_env.env_version import ENV_VERSION, check_env_version
 POLICY_FORMAT = "guandan-candidate-policy-v2"
 
 
-def save_policy(path: str | Path, net_or_state, model_config: dict, meta: dict | None = None):
-    """Write ``policy.pt``: weights, model config, free-form ``meta`` (atomically)."""
+def save_policy(
+    path: str | Path,
+    net_or_state,
+    model_config: dict,
+    meta: dict | None = None,
+    ema_state: dict | None = None,
+):
+    """Write ``policy.pt``: weights, model config, free-form ``meta`` (atomically); with
+    ``ema_state``, also an exponential moving average of the weights (what agents play)."""
     path = Path(path)
     if path.is_dir():
         path = path / "policy.pt"
@@ -33,14 +40,23 @@ def save_policy(path: str | Path, net_or_state, model_config: dict, meta: dict |
         "state_dict": {k: torch.from_numpy(np.array(v)) for k, v in state.items()},
         "meta": dict(meta or {}),
     }
+    if ema_state is not None:
+        payload["ema_state_dict"] = {k: torch.from_numpy(np.array(v)) for k, v in ema_state.items()}
     tmp = path.with_suffix(".tmp")
     torch.save(payload, tmp)
     tmp.replace(path)
     return path
 
 
-def load_policy_file(path: str | Path) -> tuple[CandidateNet, dict]:
-    """The network and ``meta`` of a ``policy.pt``; a clear error for other formats."""
+WEIGHTS = ("ema", "raw")
+
+
+def load_policy_file(path: str | Path, weights: str = "ema") -> tuple[CandidateNet, dict]:
+    """The network and ``meta`` of a ``policy.pt``; a clear error for other formats.
+    ``weights="ema"`` (the default) takes the moving average of the weights when the file
+    has one, ``"raw"`` the trained weights themselves."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {WEIGHTS}, got {weights!r}")
     payload = torch.load(path, map_location="cpu", weights_only=True)
     fmt = payload.get("format") if isinstance(payload, dict) else None
     if fmt == "guandan-policy-v1":
@@ -56,4 +72,12 @@ def load_policy_file(path: str | Path) -> tuple[CandidateNet, dict]:
             f"{path} was trained with obs_dim={payload['obs_dim']}, num_actions="
             f"{payload['num_actions']}; this env has {OBS_DIM}, {NUM_ACTIONS}"
         )
-    return net_from_state(payload["state_dict"], payload["model_config"]), dict(payload["meta"])
+    key = "ema_state_dict" if weights == "ema" and "ema_state_dict" in payload else "state_dict"
+    return net_from_state(payload[key], payload["model_config"]), dict(payload["meta"])
+
+
+def load_ema_state(path: str | Path) -> dict[str, np.ndarray] | None:
+    """The moving average of the weights a ``policy.pt`` holds (``None``: it has none)."""
+    payload = torch.load(path, map_location="cpu", weights_only=True)
+    ema = payload.get("ema_state_dict")
+    return None if ema is None else {k: v.numpy() for k, v in ema.items()}

@@ -63,6 +63,17 @@ class ProtocolTable:
         self.timeouts = {}
         self.benched = set()
 
+    def join_game(self, agents_by_seat: list) -> None:
+        """Start a game whose remote seats are this table's ``RemoteSeat``s sitting in
+        ``agents_by_seat``; each is played by the client on its seat's path."""
+        self.start_game(
+            {
+                s: s
+                for s, a in enumerate(agents_by_seat)
+                if getattr(a, "table_observer", None) is self
+            }
+        )
+
     def timed_out(self, seat: int, participant: int) -> None:
         """Record a timeout; after ``max_timeouts`` in a row the seat is benched."""
         n = self.timeouts.get(participant, 0) + 1
@@ -237,18 +248,21 @@ class ProtocolTable:
 class RemoteSeat:
     """An ``Agent`` whose decisions come from a protocol client (``ProtocolTable.act_message``)."""
 
-    def __init__(self, table: ProtocolTable, participant: int, fallback) -> None:
+    def __init__(self, table: ProtocolTable, participant: int | None, fallback) -> None:
+        """``participant``: the client (path ``/game/clientK``) that plays this seat; ``None``:
+        the client on the path of whichever seat it sits at (a tournament entrant)."""
         self.table = table
+        self.table_observer = table
         self.participant = participant
         self.fallback = fallback
-        self.name = f"remote:client{participant}"
+        self.name = "remote" if participant is None else f"remote:client{participant}"
 
     def reset(self, seed: int | None = None) -> None:
         self.fallback.reset(seed)
 
     def act(self, observation, info) -> int:
-        table, p = self.table, self.participant
-        seat = int(info["seat"])
+        table, seat = self.table, int(info["seat"])
+        p = seat if self.participant is None else self.participant
         link = table.links[p]
         msg, owners = table.act_message(seat)
         late = link.drain()

@@ -34,6 +34,9 @@ class AgentEntry:
     help: str  # the spec's form and meaning, e.g. "checkpoint:PATH  a trained policy"
     identity: Callable[[str | None], Hashable] | None = None
     takes_argument: bool | None = None  # None: optional, True: required, False: none
+    # the agent holds something of this process (a server socket): it can't be built in
+    # worker processes or on a Ray cluster
+    in_process: bool = False
 
 
 _REGISTRY: dict[str, AgentEntry] = {}
@@ -45,13 +48,14 @@ def register(
     help: str,
     identity: Callable[[str | None], Hashable] | None = None,
     takes_argument: bool | None = None,
+    in_process: bool = False,
 ) -> AgentEntry:
     """Add an agent kind (an existing ``name`` is an error: one place per kind)."""
     if not name or ":" in name or "#" in name:
         raise ValueError(f"an agent name is a word without ':' or '#', got {name!r}")
     if name in _REGISTRY:
         raise ValueError(f"agent {name!r} is registered already")
-    entry = AgentEntry(name, factory, help, identity, takes_argument)
+    entry = AgentEntry(name, factory, help, identity, takes_argument, in_process)
     _REGISTRY[name] = entry
     return entry
 
@@ -167,4 +171,43 @@ register(
     "checkpoint:PATH  a trained policy (policy.pt, a checkpoint or a run directory)",
     identity=_checkpoint_identity,
     takes_argument=True,
+)
+
+
+REMOTE_WAIT_S = 600.0  # how long a remote entrant waits for its four clients
+_REMOTE_TABLES: dict[int, object] = {}  # port -> the ProtocolTable of this process's server
+
+
+def _remote(arg: str | None, seed: int | None) -> Agent:
+    """A seat played by a competition-protocol client (``docs/protocol.md``): this process
+    serves ``ws://127.0.0.1:PORT/game/client0..3`` (started with the first such agent, then
+    shared) and the client on a seat's path plays that seat; ``heuristic`` decides when a
+    client fails (the fault is logged)."""
+    try:
+        port = int(arg or "")
+    except ValueError:
+        raise ValueError(f"remote:PORT needs a port number, got {arg!r}") from None
+    if not 0 < port < 65536:
+        raise ValueError(f"remote:PORT needs a port in 1..65535, got {port}")
+    from agents.protocol_seat import ProtocolTable, RemoteSeat
+    from agents.protocol_server import ProtocolServer
+
+    if port not in _REMOTE_TABLES:
+        server = ProtocolServer([0, 1, 2, 3], "127.0.0.1", port)
+        print(
+            f"remote:{port}: waiting for four clients at "
+            f"ws://127.0.0.1:{port}/game/client0 … client3",
+            flush=True,
+        )
+        server.wait_for_clients(REMOTE_WAIT_S)
+        _REMOTE_TABLES[port] = ProtocolTable(server.links, timeout=30.0, fallback="heuristic")
+    return RemoteSeat(_REMOTE_TABLES[port], None, HeuristicAgent(seed=seed))
+
+
+register(
+    "remote",
+    _remote,
+    "remote:PORT  a competition-protocol client on each seat path of ws://127.0.0.1:PORT",
+    takes_argument=True,
+    in_process=True,
 )

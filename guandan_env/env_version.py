@@ -4,14 +4,7 @@
 ``metadata["name"]``). It is written into every ``policy.pt`` and replay file and checked when
 one is loaded: a file of another version is refused with an error naming both.
 
-Version history:
-
-* ``guandan_v1`` (2026-11-29): observation of 1,652 floats. ``cards_left`` is a one-hot of
-  0..28 per seat (a tribute receiver holds 28 cards until its return, R-7.1; 28 used to spill
-  into the next slice). Action table of 2,243 ids (2,189 plays, 54 returns).
-* ``guandan_v0`` (2026-11): observation of 1,640, then 1,648 floats, same action table.
-  Files without a version field were written by v1 code if their observation size is 1,652
-  (checked separately).
+Every version and what changed: docs/environments.md (Env versions).
 """
 
 ENV_VERSION = "guandan_v1"

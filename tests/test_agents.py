@@ -28,6 +28,10 @@ class CheckingAgent:
     def reset(self, seed: int | None = None) -> None:
         self.inner.reset(seed)
 
+    @property
+    def table_observer(self):  # an agent that watches the table (remote seats) keeps doing so
+        return getattr(self.inner, "table_observer", None)
+
     def act(self, observation, info) -> int:
         a = self.inner.act(observation, info)
         assert isinstance(a, int)
@@ -100,15 +104,67 @@ def _tiny_policy(tmp_path) -> str:
 
 
 # specs of the kinds that cannot be built from their bare name (a new such kind must add one)
-EXAMPLES = {"checkpoint": lambda tmp_path: f"checkpoint:{_tiny_policy(tmp_path)}"}
+def _remote_clients(tmp_path, request) -> str:
+    """``remote:PORT`` with four of our own clients (heuristic) connecting as it starts."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import threading
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    clients: list[subprocess.Popen] = []
+
+    def connect() -> None:
+        for k in range(4):
+            for _ in range(200):
+                c = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "agents.remote",
+                        "--agent",
+                        "heuristic",
+                        "--url",
+                        f"ws://127.0.0.1:{port}/game/client{k}",
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+                try:
+                    c.wait(timeout=0.5)  # left at once: the server is not up yet
+                    time.sleep(0.1)
+                except subprocess.TimeoutExpired:
+                    clients.append(c)
+                    break
+
+    threading.Thread(target=connect, daemon=True).start()
+
+    def stop() -> None:
+        for c in clients:
+            os.killpg(c.pid, signal.SIGKILL)
+            c.wait()
+
+    request.addfinalizer(stop)
+    return f"remote:{port}"
+
+
+EXAMPLES = {
+    "checkpoint": lambda tmp_path, request: f"checkpoint:{_tiny_policy(tmp_path)}",
+    "remote": _remote_clients,
+}
 
 
 @pytest.mark.parametrize("entry", entries(), ids=lambda e: e.name)
-def test_every_registered_agent_plays_legally_and_deterministically(entry, tmp_path):
+def test_every_registered_agent_plays_legally_and_deterministically(entry, tmp_path, request):
     """Each agent kind in the registry, with no test of its own needed: it follows the
     protocol, plays only legal actions in whole deals (tribute included) and the same seeds
     give the same games."""
-    spec = EXAMPLES[entry.name](tmp_path) if entry.name in EXAMPLES else entry.name
+    spec = EXAMPLES[entry.name](tmp_path, request) if entry.name in EXAMPLES else entry.name
     assert entry.help.split()[0].split(":")[0].split("[")[0] == entry.name
     cfg = {"mode": "deal", "random_levels": True, "random_tribute": True}
     records = []

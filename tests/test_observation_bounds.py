@@ -1,10 +1,12 @@
 """Structural bounds of the observation (R-8), OpenSpiel style: declared once in
-``OBS_FIELDS``, enforced on every observation of random play — full deals with random levels
-and tribute (return phases included), through the AEC env and the vector env.
+``obs_layout.OBS_FIELDS`` (each field's kind), enforced on every observation of random play —
+full deals with random levels and tribute (return phases included), through the AEC env and
+the vector env.
 
-* every value lies in the observation space's bounds [0, 1];
-* every one-hot group has exactly one bit set (per relative seat or team where the group
-  is repeated);
+* every value lies in the observation space's bounds [0, 1]; every field's entries are what
+  its kind allows (``obs_layout.violations``): 0/1 outside the scalar fields, exactly one bit
+  set per block of a one-hot field (per relative seat or team where it is repeated), at most
+  one in a "one-hot or none" field;
 * card sets are consistent: own hand + played + unseen = two copies of every face.
 """
 
@@ -14,23 +16,9 @@ import numpy as np
 
 import guandan_env
 from guandan_env.core.cards import NUM_FACES
+from guandan_env.encoding.obs_layout import OBS_FIELD, Kind, violations
 from guandan_env.encoding.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
 from guandan_env.envs.vector import VectorGuandanEnv
-
-# one-hot groups: slice name -> number of equal blocks it is made of
-ONE_HOT = {
-    "cards_left": 4,
-    "table_kind": 1,
-    "table_value": 1,
-    "table_seat": 1,
-    "recent_moves": 3,
-    "deal_level": 1,
-    "team_levels": 2,
-    "leveling_team": 1,
-    "a_failures": 2,
-    "finish_place": 4,
-    "phase": 1,
-}
 
 
 def counts_of(bits: np.ndarray) -> np.ndarray:
@@ -45,15 +33,29 @@ def check_bounds(obs: np.ndarray) -> None:
     b = obs.shape[0]
     assert obs.shape[1] == OBS_DIM and obs.dtype == np.float32
     assert obs.min() >= 0.0 and obs.max() <= 1.0
-    for name, blocks in ONE_HOT.items():
-        group = obs[:, OBS_SLICES[name]].reshape(b, blocks, -1)
-        assert (group.sum(-1) == 1).all(), name
+    assert violations(obs) == []
     hand = counts_of(obs[:, OBS_SLICES["hand"]])[:, 0]
     played = counts_of(obs[:, OBS_SLICES["played"]]).sum(1)
     unseen = counts_of(obs[:, OBS_SLICES["unseen"]])[:, 0]
     assert (hand + played + unseen == 2).all()
     left = obs[:, OBS_SLICES["cards_left"]].reshape(b, 4, MAX_CARDS + 1).argmax(-1)
     assert np.array_equal(left[:, 0], hand.sum(-1))  # relative seat 0 is the observer
+
+
+def test_the_declared_kinds_are_checked():
+    """``violations`` names a broken one-hot block, a non-0/1 bit and a card pair out of
+    order, so the checks above can fail."""
+    f = OBS_FIELD["cards_left"]
+    assert f.kind is Kind.ONE_HOT and f.groups == 4
+    obs = np.zeros(OBS_DIM, dtype=np.float32)
+    found = violations(obs)
+    assert any(v.startswith("cards_left:") for v in found)
+    assert not any(v.startswith("tribute_given:") for v in found)  # one-hot or none
+    obs[OBS_SLICES["hand"].start + 1] = 1  # "2 copies" without ">= 1"
+    obs[OBS_SLICES["resisted"]] = 0.5
+    found = violations(obs)
+    assert any(v.startswith("hand:") for v in found)
+    assert any(v.startswith("resisted:") for v in found)
 
 
 def test_r8_aec_observations_stay_in_bounds_through_random_deals_with_tribute():

@@ -52,7 +52,7 @@ def test_changelog_keeps_a_changelog_from_0_1_0():
     for v in versions:  # every heading has its link
         assert re.search(rf"^\[{re.escape(v)}\]: https://", text, re.M), v
     assert "keepachangelog.com" in text
-    assert "guandan_env/env_version.py" in text  # the env's own version history, there
+    assert "guandan_env/env_version.py" in text  # the env's own version, and its history:
     history = (REPO / "guandan_env/env_version.py").read_text(encoding="utf-8")
     if "docs/environments.md" in history:  # or where its docstring points
         history = (REPO / "docs/environments.md").read_text(encoding="utf-8")

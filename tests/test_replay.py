@@ -311,7 +311,7 @@ def test_files_of_another_env_version_are_refused(tmp_path):
     data = Replay(game_seed=5, actions=[]).to_dict()
     assert data["env"] == ENV_VERSION
     Replay.from_dict({k: v for k, v in data.items() if k != "env"})  # older: loads
-    with pytest.raises(ValueError, match="guandan_v0; this code is guandan_v1"):
+    with pytest.raises(ValueError, match=f"guandan_v0; this code is {ENV_VERSION}"):
         Replay.from_dict({**data, "env": "guandan_v0"})
 
     small = {"trunk": [8, 8], "cand": [4]}

@@ -472,6 +472,69 @@ def test_gae_targets_are_the_deal_reward_with_lambda_one():
     assert m["num_env_steps_sampled"] == len(s["actions"])
 
 
+def test_the_weight_average_starts_at_the_weights_moves_towards_them_and_is_played(tmp_path):
+    """``ema.half_life_samples``: the average starts equal to the learner's weights, moves
+    halfway towards them per half-life of samples, is saved in policy.pt beside the raw
+    weights and is what a checkpoint agent plays by default (``weights="raw"``: the raw)."""
+    from agents.checkpoint import load_policy_net
+    from agents.policy_file import load_ema_state
+    from experiments.selfplay.trainer import SelfPlayTrainer
+
+    trainer = SelfPlayTrainer.__new__(SelfPlayTrainer)
+    trainer.cfg = load_config(None, ["ema.half_life_samples=1000"])
+    net = CandidateNet(SMALL_MODEL)
+    raw = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+    trainer.main_state = lambda: raw
+    trainer.ema = None
+    trainer._average_weights(0)
+    assert all(np.array_equal(trainer.ema[k], raw[k]) for k in raw)
+    start = {k: v.copy() for k, v in raw.items()}
+    raw = {k: v + 1.0 for k, v in raw.items()}  # the learner moved
+    trainer._average_weights(1000)  # one half-life
+    assert all(np.allclose(trainer.ema[k], start[k] + 0.5) for k in raw)
+    trainer._average_weights(1000)
+    assert all(np.allclose(trainer.ema[k], start[k] + 0.75) for k in raw)
+    path = save_policy(tmp_path, raw, net.model_config, ema_state=trainer.ema)
+    ema = load_ema_state(path)
+    assert all(np.array_equal(ema[k], trainer.ema[k]) for k in raw)
+    played, _ = load_policy_net(path)
+    trained, _ = load_policy_net(path, weights="raw")
+    for k in raw:
+        assert np.allclose(played.state_dict()[k].numpy(), trainer.ema[k])
+        assert np.allclose(trained.state_dict()[k].numpy(), raw[k])
+
+
+def test_forced_decisions_skip_the_network_and_the_learner_batch():
+    """A decision with one legal action carries no policy gradient: with ``skip_forced``
+    (the default) it is played without the network, never stored, and counted apart; the
+    GAE chain goes from choice to choice, so with γ = λ = 1 every target is still the
+    seat's final reward (the same as with the forced decisions kept)."""
+    from guandan_env.encoding.packing import unpack_masks
+
+    runner = _local_runner(5, **{"lambda": 1.0})
+    seen = []
+    act_batch = runner.net.act_batch
+
+    def watched(d, rng, greedy=False):
+        seen.append(np.bincount(d.rows.numpy()))  # candidates per decision in the batch
+        return act_batch(d, rng, greedy)
+
+    runner.net.act_batch = watched
+    s = runner.sample()
+    m = runner.get_metrics()
+    assert seen and min(int(c.min()) for c in seen) >= 2, "a forced decision reached the net"
+    legal = unpack_masks(s["mask_bits"]).sum(axis=1)
+    assert legal.min() >= 2 and m["num_env_steps_sampled"] == len(s["actions"])
+    assert 0 < m["num_forced_steps"] < m["num_game_steps"]
+    print(f"forced share of game decisions: {m['num_forced_steps'] / m['num_game_steps']:.1%}")
+    assert set(np.unique(np.round(s["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+
+    kept = _local_runner(5, **{"lambda": 1.0, "skip_forced": False}).sample()
+    legal_kept = unpack_masks(kept["mask_bits"]).sum(axis=1)
+    assert (legal_kept == 1).any()  # without skipping, forced decisions are learner samples
+    assert set(np.unique(np.round(kept["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+
+
 def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
     """The runner ships each decision's state and candidate blocks (computed when it acted);
     the learner's minibatches must carry exactly what ``decision_features`` gives for their
@@ -573,6 +636,10 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3, 4]
     assert len((run / "eval.csv").read_text().splitlines()) >= 3  # header + final rows
     _check_schedules_moved(run)
+    from agents.policy_file import load_ema_state
+
+    ema = load_ema_state(run / "checkpoints" / "iter_000004" / "policy.pt")
+    assert ema is not None, "policy.pt keeps the weight average (ema.half_life_samples > 0)"
     print(f"smoke run took {time.perf_counter() - t0:.0f} s")
 
     # loading the trained policy as an agent imports no Ray

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,6 +154,43 @@ def test_run_with_other_arguments_is_refused(tmp_path):
         tour.run_tournament(["random", "random"], out=tmp_path / "x", **kw)
     with pytest.raises(ValueError, match="unknown agent spec"):
         tour.run_tournament(["random", "nobody"], out=tmp_path / "y", **kw)
+
+
+def test_default_output_folders_are_named_by_the_run_and_never_collide(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 23: the README's two tournaments (other agents, other mode) used to share
+    ``results/tournament``; the default folder is now derived from what fixes the games,
+    so different runs get different folders and the same command resumes its own."""
+    monkeypatch.chdir(tmp_path)
+    common = ["--workers", "1", "--no-progress", "--no-plots"]
+    deal = ["heuristic", "random", "--pairs", "1", "--random-levels", "--random-tribute"]
+    match = ["heuristic", "random", "--mode", "match", "--max-deals", "1", "--pairs", "1"]
+    assert tour.main([*deal, *common]) == 0
+    assert tour.main([*match, *common]) == 0  # refused before: "holds a run with different mode"
+    assert tour.main([*deal, "--seed", "3", *common]) == 0
+    folders = sorted(p for p in (tmp_path / "results" / "tournament").iterdir())
+    assert len(folders) == 3, folders
+    assert all(p.name.startswith("heuristic_random-") for p in folders)
+    assert {p.name.split("-")[-2] for p in folders} == {"deal", "match"}
+    first = capsys.readouterr().out.split("outputs in ")[1].splitlines()[0]
+    # the same command resumes its own folder: nothing left to play; more pairs extend it
+    assert tour.main([*deal, *common]) == 0
+    out = capsys.readouterr().out
+    assert f"outputs in {first}" in out and "deals/s" not in out, out  # no new games
+    assert tour.main([*deal[:-3], "2", *deal[-2:], *common]) == 0
+    assert len(list((tmp_path / "results" / "tournament").iterdir())) == 3
+    run = tour.run_tournament(
+        ["heuristic", "random"],
+        pairs=2,
+        config={"random_levels": True, "random_tribute": True},
+        workers=1,
+        plots=False,
+        progress=False,
+    )
+    assert run["timing"]["new_games"] == 0  # the library's default is the CLI's
+    assert Path(run["out"]).parent == Path("results/tournament")
+    assert len((Path(run["out"]) / "results.jsonl").read_text().splitlines()) == 4
 
 
 def test_cli_writes_tables_and_plots(tmp_path, capsys):

@@ -33,7 +33,7 @@ T = TypeVar("T")
 class LazyObservation(Mapping):
     """The env's observation dict, encoded only if an agent reads ``"observation"``.
 
-    Rule-based agents read only the mask; encoding the 1,652 floats costs about as much as
+    Rule-based agents read only the mask; encoding the observation costs about as much as
     the engine step, so the game loop defers it.
     """
 
@@ -116,7 +116,9 @@ def play_game(
     (``guandan_env.envs.replay``; ``python -m experiments.hosts.replay FILE`` shows it).
     ``observer`` (optional) watches the table: ``before_act(env)`` before every decision and
     ``after_step(env, seat, action, hands_before)`` after it (``hands_before``: the four
-    hands before the move); the protocol server (``experiments.hosts.serve``) uses it.
+    hands before the move); the protocol server (``experiments.hosts.serve``) uses it. Agents
+    that watch the whole table bring their own observer (``table_observer``), e.g. remote
+    clients (``remote:PORT``).
 
     ``agents_by_seat[s]`` plays seat ``s`` (seats 0, 2 are team 0). Each agent is reset with a
     seed derived from ``agent_seed`` (default: ``seed``) and its seat. The record holds
@@ -136,6 +138,7 @@ def play_game(
     env.reset(seed=int(seed), options=options)
     for seat, agent in enumerate(agents_by_seat):
         agent.reset(seed=derive_seed(seed if agent_seed is None else agent_seed, seat))
+    observer = _table_observer(agents_by_seat, observer)
     deals: list[dict[str, Any]] = []
     steps = 0
     while True:
@@ -177,6 +180,36 @@ def play_game(
         "match_winner": env.game.match_winner if cfg.get("mode") == "match" else None,
         "steps": steps,
     }
+
+
+class _Observers:
+    """Several observers as one (``play_game``'s hooks call each in turn)."""
+
+    def __init__(self, observers: list[Any]) -> None:
+        self.observers = observers
+
+    def before_act(self, env) -> None:
+        for o in self.observers:
+            o.before_act(env)
+
+    def after_step(self, env, seat: int, action: int, hands_before) -> None:
+        for o in self.observers:
+            o.after_step(env, seat, action, hands_before)
+
+
+def _table_observer(agents_by_seat: list[Agent], observer: Any) -> Any:
+    """``observer`` plus the tables that agents watch: an agent with a ``table_observer``
+    (a remote client must be told of every move, ``agents.protocol_seat``) has it joined to
+    this game (``join_game(agents_by_seat)``) unless it is ``observer`` already."""
+    found = [] if observer is None else [observer]
+    for agent in agents_by_seat:
+        table = getattr(agent, "table_observer", None)
+        if table is not None and all(table is not o for o in found):
+            table.join_game(agents_by_seat)
+            found.append(table)
+    if len(found) <= 1:
+        return found[0] if found else None
+    return _Observers(found)
 
 
 def team_view(record: dict[str, Any], team_a: int) -> dict[str, Any]:

@@ -9,7 +9,7 @@ One run, all inside ``stop.time_s`` (the warm start counts):
 1. **Warm start.** The rule-based ``heuristic`` plays ``warm_start.decisions`` decisions
    (parallel Ray tasks, cached in ``cache_dir``) and a ``CandidateNet`` is behaviour-cloned on
    them (``warm_start.bc``). It initialises the learner, anchors it (a KL penalty towards
-   the BC policy, annealed to 0 over ``anchor.decay_samples``) and joins the league.
+   the BC policy, weighted by the ``anchor.coeff`` schedule) and joins the league.
 2. **PPO** (``rllib.algorithm.GuandanPPO``) fed by ``VectorEnvRunner``s: each runner
    plays ``runners.tables`` tables in lockstep, every seat with one batched forward pass per
    policy; a share ``league.self_share`` of the episodes (all, by default) is pure

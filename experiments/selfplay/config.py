@@ -54,6 +54,11 @@ class Runners:
 
     num: int = option(1, "remote VectorEnvRunners, 1 CPU each (0: sample in the driver)")
     tables: int = option(1024, "tables per runner, in lockstep")
+    skip_forced: bool = option(
+        True,
+        "decisions with one legal action are played without the network and never become "
+        "learner samples (no policy gradient; the GAE chain skips them)",
+    )
     steps_per_call: int = option(
         20, "lockstep steps per runner and iteration (about 15k samples at 1,024 tables)"
     )
@@ -100,6 +105,16 @@ class Anchor:
         Schedule(((0, 0.1), (5_000_000, 0.0))),
         "weight of the KL penalty (Schedule; by default 0.1 annealed linearly to 0 over 5 M "
         "samples); ignored without a warm start",
+    )
+
+
+@dataclass
+class WeightAverage:
+    """An exponential moving average of the policy weights, saved in policy.pt beside the
+    raw weights; agents and evaluations play it, resume continues the raw weights."""
+
+    half_life_samples: int = option(
+        2_000_000, "learner samples over which an old weight's share halves (0: no average)"
     )
 
 
@@ -173,6 +188,7 @@ class RunConfig:
         factory=BCConfig,
     )
     anchor: Anchor = option(help=Anchor.__doc__, factory=Anchor)
+    ema: WeightAverage = option(help=WeightAverage.__doc__, factory=WeightAverage)
     league: League = option(help=League.__doc__, factory=League)
     eval: Eval = option(help=Eval.__doc__, factory=Eval)
     checkpoint: Checkpoint = option(help=Checkpoint.__doc__, factory=Checkpoint)
@@ -236,6 +252,7 @@ def validate(cfg: RunConfig) -> RunConfig:
     if cfg.ppo.minibatch_size < 1:
         raise ValueError("ppo.minibatch_size must be >= 1")
     for key, value in (
+        ("ema.half_life_samples", cfg.ema.half_life_samples),
         ("league.snapshot_every", cfg.league.snapshot_every),
         ("eval.every_s", cfg.eval.every_s),
         ("eval.pairs", cfg.eval.pairs),
@@ -259,6 +276,7 @@ def runner_config(cfg: RunConfig) -> dict[str, Any]:
         "tables": r.tables,
         "game": dict(cfg.game),
         "steps_per_call": r.steps_per_call,
+        "skip_forced": r.skip_forced,
         "self_share": lg.self_share,
         "pfsp_power": lg.pfsp_power,
         "active_members": lg.active_members,

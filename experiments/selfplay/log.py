@@ -27,6 +27,7 @@ METRICS = (
     Metric("iter_s", "perf/iteration_s"),
     Metric("env_steps_per_s", "perf/samples_per_s"),
     Metric("game_steps_per_s", "perf/game_steps_per_s"),
+    Metric("forced_share", "perf/forced_share"),  # game decisions with one legal action
     Metric("reward_vs_bc", "train/reward_vs_bc"),
     Metric("reward_vs_snapshot", "train/reward_vs_snapshot"),
     Metric("policy_loss", "loss/policy", "policy_loss"),
@@ -212,7 +213,7 @@ def progress_line(row: dict[str, Any], evals: dict[str, dict], budget_s: float |
         f"it {row['iteration']:4d}",
         clock,
         f"samples {fmt_count(row['env_steps']):>7}",
-        f"{row['env_steps_per_s']:6.0f}/s",
+        f"{row['env_steps_per_s']:6.0f}/s (decisions {row['game_steps_per_s']:6.0f}/s)",
         f"ent {f('entropy', '.2f')} kl {f('kl', '.4f')} vf {f('vf_loss', '.2f')}",
         f"vs bc {f('reward_vs_bc', '+.2f')} vs snap {f('reward_vs_snapshot', '+.2f')}",
         f"league {row['league_size']}",

@@ -63,6 +63,7 @@ class SelfPlayTrainer:
         self.league: list[tuple[str, dict[str, np.ndarray]]] = []
         self.bc_state: dict[str, np.ndarray] | None = None
         self.last_evals: dict[str, dict] = {}
+        self.ema: dict[str, np.ndarray] | None = None  # moving average of the weights
         self.last_checkpoint_iter = -1
         self.pending_eval = None  # (ray ref, iteration, env_steps, time_s)
         self.algo = None
@@ -97,6 +98,8 @@ class SelfPlayTrainer:
         self._install_anchor()
         self._record_placement()
         self.algo.samples_lifetime = self.env_steps
+        if self.ema is None and self.cfg.ema.half_life_samples > 0:
+            self.ema = {k: v.astype(np.float32, copy=True) for k, v in self.main_state().items()}
         self.push_league()
         self.log = RunLogger(
             self.run_dir, (self.iteration, self.env_steps) if self.resume else None
@@ -220,6 +223,24 @@ class SelfPlayTrainer:
 
         self._on_learners(put)
 
+    def _average_weights(self, steps: int) -> None:
+        """Move the weight average towards the learner's weights by the share of a
+        half-life that ``steps`` new samples are."""
+        half_life = self.cfg.ema.half_life_samples
+        if half_life <= 0:
+            return
+        now = self.main_state()
+        if self.ema is None:
+            self.ema = {k: v.astype(np.float32, copy=True) for k, v in now.items()}
+            return
+        alpha = np.float32(1.0 - 0.5 ** (steps / half_life))
+        for k, v in now.items():
+            self.ema[k] += alpha * (v - self.ema[k])
+
+    def played_state(self) -> dict[str, np.ndarray]:
+        """The weights agents play: the average if there is one, else the learner's."""
+        return self.ema if self.ema is not None else self.main_state()
+
     def league_members(self) -> list[tuple[str, dict]]:
         bc = [(BC_ANCHOR, self.bc_state)] if self.bc_state is not None else []
         return bc + self.league
@@ -247,7 +268,7 @@ class SelfPlayTrainer:
         path.mkdir(parents=True)
         self.algo.save_to_path(str(path.resolve()))
         meta = {"run": self.cfg.name, "iteration": self.iteration, "env_steps": self.env_steps}
-        save_policy(path, self.main_state(), self.model_config, meta)
+        save_policy(path, self.main_state(), self.model_config, meta, ema_state=self.ema)
         save_league(path / LEAGUE_FILE, self.league_members())  # plain tensors
         state = {
             "iteration": self.iteration,
@@ -299,6 +320,9 @@ class SelfPlayTrainer:
         bad = [k for k in saved if not np.array_equal(saved[k].numpy(), now[k])]
         if bad:
             raise RuntimeError(f"restoring {ckpt} did not restore the weights of {bad[:3]}")
+        from agents.policy_file import load_ema_state
+
+        self.ema = load_ema_state(ckpt / POLICY_FILE)
         print(
             f"resumed {self.run_dir} from {ckpt.name}: iteration {self.iteration}, "
             f"{fmt_count(self.env_steps)} samples, {fmt_time(self.elapsed)} of "
@@ -312,7 +336,7 @@ class SelfPlayTrainer:
 
         task = ray.remote(num_cpus=0)(_evaluate_task)
         return task.remote(
-            self.main_state(),
+            self.played_state(),  # what agents of this run play (the average, if kept)
             dict(self.model_config),
             list(self.cfg.eval.opponents),
             int(pairs),
@@ -355,8 +379,10 @@ class SelfPlayTrainer:
         info = self.algo.last_info
         steps = int(info["env_steps"])
         self.env_steps += steps
+        self._average_weights(steps)
         rm = info["runner_metrics"]
         gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
+        forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
         self.game_steps += gsteps
         ln = info["learner"]
         row: dict[str, Any] = {
@@ -366,6 +392,7 @@ class SelfPlayTrainer:
             "iter_s": dt,
             "env_steps_per_s": steps / dt if dt > 0 else 0.0,
             "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
+            "forced_share": forced / gsteps if gsteps else None,
             **learner_columns(ln),
             "league_size": len(self.league_members()),
             "sample_wait_s": info.get("sample_wait_s"),

@@ -18,7 +18,7 @@ from .choice import choose_cards
 
 def _play_mask(counts: np.ndarray, level: int, last: int | None) -> np.ndarray:
     """The engine's single-hand path (``vector_mask.play_mask_one``; imported here, as its
-    tables cost ~50 ms to build and ``import guandan_env`` should stay cheap)."""
+    tables take a while to build and ``import guandan_env`` should stay cheap)."""
     from . import vector_mask
 
     if last is None:

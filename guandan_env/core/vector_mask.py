@@ -254,8 +254,8 @@ _RANK_LUT = _rank_lut()
 
 
 def merged_index_one(counts: np.ndarray, level: int) -> list[int]:
-    """``merged_index`` of one hand in scalar Python: ~6 µs against ~25 µs for the batched
-    function at ``B = 1`` (tested equal)."""
+    """``merged_index`` of one hand in scalar Python, faster than the batched function at
+    ``B = 1`` (tested equal; figures in docs/benchmarks.md)."""
     c = counts.tolist()
     wild_face = _WILDCARD_FACE[level]
     wilds = c[wild_face]
@@ -300,14 +300,14 @@ def table_words(level: int, last: int) -> np.ndarray:
 def play_mask_one(counts: np.ndarray, level: int, last: int) -> np.ndarray:
     """``bool (NUM_ACTIONS,)`` play mask of one hand: leading when ``last < 0`` (R-5.1), else
     pass and the plays that beat ``last`` (R-5.2). Equal to ``movegen.lead_mask`` /
-    ``movegen.follow_mask``, ~10 µs against ~20 µs for the atom gather at one hand."""
+    ``movegen.follow_mask``, and about twice as fast at one hand (docs/benchmarks.md)."""
     return unpack_one(hand_words(counts, level) & table_words(level, last))
 
 
 def unpack_one(words: np.ndarray) -> np.ndarray:
     """``uint64 (MASK_WORDS,)`` → ``bool (NUM_ACTIONS,)`` (a new array).
 
-    Unpacks every bit, then slices: ``np.unpackbits(..., count=...)`` is 3x slower."""
+    Unpacks every bit, then slices: faster than ``np.unpackbits(..., count=...)``."""
     return np.unpackbits(words.view(np.uint8))[: T.NUM_ACTIONS].view(bool)
 
 

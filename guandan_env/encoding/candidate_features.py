@@ -44,7 +44,7 @@ from ..core.cards import BJ_FACE, NUM_FACES, NUM_NATURAL_FACES, NUM_NATURAL_RANK
 from .features import ACTION_FEATURE_DIM, action_features
 from .hand_plan import PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES
-from .packing import set_bits
+from .packing import BINARY, OBS_BITS, set_bits
 
 NR = NUM_NATURAL_RANKS
 AFTER_DIM = 5
@@ -67,6 +67,10 @@ _RETURN_FACE = T.RETURN_FACE.astype(np.intp)
 _HAND = OBS_SLICES["hand"]
 _UNSEEN = OBS_SLICES["unseen"]
 _LEVEL = OBS_SLICES["deal_level"]
+if BINARY != slice(0, OBS_BITS):
+    # ``decision_features`` also reads the 0/1 part alone (``obs[:, packing.BINARY]``) with the
+    # observation's column numbers: true while every scalar field comes after the 0/1 ones
+    raise ValueError("candidate_features reads the 0/1 part with observation column numbers")
 
 
 def candidates_packed(mask_bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

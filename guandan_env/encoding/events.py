@@ -2,8 +2,8 @@
 
 Readers (the env's text ``log`` and ``render``, the terminal player, the narrator of
 ``experiments.hosts.play``, the replay viewer, the web table) take these instead of parsing text.
-Events are plain slotted records, to be treated as read-only (a frozen dataclass costs
-~0.7 µs more to build, on every step).
+Events are plain slotted records, to be treated as read-only (a frozen dataclass costs more
+to build, on every step).
 ``text(viewer)`` words an event as the env's log line; the one rule about who may see a
 returned card (R-8.2) lives in ``Returned.visible_to``.
 """

@@ -9,10 +9,10 @@ partner, 3 the previous seat (opponent). Card sets are 108-wide: for each of the
 leading batch axis): the vector env's path. ``encode_game`` encodes one ``engine.Game`` for
 one seat with scalar Python and a handful of numpy calls: the AEC env's path, because at
 ``B = 1`` the ~45 numpy calls of ``encode`` cost ~75 µs against ~12 µs. Both fill the one
-layout below; the tests check them equal at every decision of random matches, for every
-seat.
-``OBS_SLICES`` names every slice; ``OBS_DIM`` is the total. The table in ``spec_table()`` is
-what the env docstring shows.
+layout, declared field by field in ``obs_layout`` (``OBS_FIELDS``: kind, blocks, width,
+meaning); every offset here is read off it at import. The tests check the two equal at every
+decision of random matches, for every seat, and equal to observations frozen before the
+declaration existed. Adding a field: ``docs/recipes/observation_feature.md``.
 """
 
 from __future__ import annotations
@@ -26,79 +26,53 @@ from ..core.cards import NUM_FACES
 from ..core.phase import Phase
 from ..core.strength import POWER_SCALE, strength_arrays
 from ..core.table_state import TableState
+from .obs_layout import (
+    CARD_BITS,
+    CARD_FIELDS,
+    CARD_SETS,
+    CARDS_END,
+    HOT_COLUMNS,
+    HOT_FIELDS,
+    MAX_CARDS,
+    NUM_CARD_SETS,
+    NUM_HOT,
+    NUM_KEYS,
+    OBS_DIM,
+    OBS_FIELD,
+    OBS_FIELDS,
+    OBS_SLICES,
+    hot_base,
+    spec_table,
+)
 
 if TYPE_CHECKING:
     from ..core.engine import Game
 
-CARD_BITS = 2 * NUM_FACES  # 108
-MAX_CARDS = 28  # a tribute receiver holds 28 cards until it returns one (R-7.1)
-NUM_KEYS = 16  # level-order values 0..15 (sequences: natural highest rank)
-
-OBS_FIELDS: list[tuple[str, int, str]] = [
-    # card sets (108 bits each), contiguous so one comparison writes them all
-    ("hand", CARD_BITS, "own hand over the 108 physical cards"),
-    ("played", 4 * CARD_BITS, "cards played so far this deal by relative seats 0..3"),
-    ("unseen", CARD_BITS, "cards neither in own hand nor played (held by the others)"),
-    ("table_cards", CARD_BITS, "cards of the play to beat (all 0 when leading)"),
-    ("recent_cards", 3 * CARD_BITS, "cards of relative seats 1..3's latest play this deal"),
-    # one-hot categorical facts
-    ("cards_left", 4 * (MAX_CARDS + 1), "one-hot cards held (0..28) per relative seat"),
-    ("table_kind", len(T.KIND_NAMES), "kind of the play to beat; index 0 (pass) = leading"),
-    ("table_value", NUM_KEYS + 1, "comparison value of the play to beat (level order); 16 = none"),
-    ("table_seat", 5, "relative seat that made the play to beat; index 4 = leading"),
-    ("recent_moves", 3 * 3, "for relative seats 1..3: no move yet / passed / played, this trick"),
-    ("deal_level", 13, "one-hot rank of the deal's level (2..A)"),
-    ("team_levels", 2 * 13, "own team's level, then the other team's (one-hot)"),
-    ("leveling_team", 3, "leveling team: own / other / none (a match's first deal)"),
-    ("a_failures", 2 * 3, "A-failures (0..2) of own team, then the other (one-hot)"),
-    ("finish_place", 4 * 5, "per relative seat: still playing / 1st / 2nd / 3rd / 4th"),
-    ("phase", 3, "this decision: lead / follow / tribute return"),
-    # tribute (R-7, R-8.2)
-    ("tribute_given", 4 * NUM_FACES, "face each relative seat gave as tribute (public, R-8.2)"),
-    ("tribute_received", 4, "relative seats that received a tribute"),
-    ("return_given", NUM_FACES, "face this seat returned (seen by the two seats, R-8.2)"),
-    ("return_received", NUM_FACES, "face returned to this seat"),
-    ("returns_made", 4, "relative seats that have returned a card (public)"),
-    ("resisted", 1, "tribute resisted this deal (R-7.3)"),
-    ("resist_jokers", 4 * 2, "big jokers shown to resist, per relative seat (>= 1, 2; R-8.2)"),
-    # scalar
-    ("table_bomb_power", 1, "bomb power of the play to beat / 160 (0 if not a bomb)"),
+# the layout's names, re-exported: most readers import them from here
+__all__ = [
+    "CARD_BITS",
+    "MAX_CARDS",
+    "NUM_KEYS",
+    "OBS_DIM",
+    "OBS_FIELDS",
+    "OBS_SLICES",
+    "encode",
+    "encode_game",
+    "spec_table",
 ]
-OBS_SLICES: dict[str, slice] = {}
-_o = 0
-for _name, _size, _ in OBS_FIELDS:
-    OBS_SLICES[_name] = slice(_o, _o + _size)
-    _o += _size
-OBS_DIM: int = _o
-del _o
-
-
-def spec_table() -> str:
-    """The observation layout as a reStructuredText-style table."""
-    lines = ["=====================  ===========  ============================================"]
-    lines.append("slice                  indices      meaning")
-    lines.append(lines[0])
-    for name, _, desc in OBS_FIELDS:
-        s = OBS_SLICES[name]
-        lines.append(f"{name:<22} {f'{s.start}:{s.stop}':<12} {desc}")
-    lines.append(lines[0])
-    return "\n".join(lines)
-
 
 _VALUE = np.stack([strength_arrays(lv)[0] for lv in range(13)]).astype(np.int64)  # (13, A)
 _POWER = np.stack([strength_arrays(lv)[1] for lv in range(13)])
 _KIND = T.KIND.astype(np.int64)
-_CARD_SETS = 10  # hand, played x4, unseen, table, recent x3
-_CARDS_END = OBS_SLICES["recent_cards"].stop
 _AR4 = np.arange(4)
 _AR2 = np.arange(2)
 _S = OBS_SLICES
-# fixed offsets of the one-hot groups, relative seats expanded
-_CL_OFF = _S["cards_left"].start + (MAX_CARDS + 1) * _AR4
-_RM_OFF = _S["recent_moves"].start + 3 * np.arange(3)
-_FP_OFF = _S["finish_place"].start + 5 * _AR4
-_TG_OFF = _S["tribute_given"].start + NUM_FACES * _AR4
+_SET = CARD_SETS  # card-set field -> its sets among the NUM_CARD_SETS
+_H = HOT_COLUMNS  # one-hot field -> its column(s) of ``encode``'s index matrix
+_BASE = {f.name: hot_base(f.name) for f in HOT_FIELDS}  # ... and the offset(s) its value adds to
 _TRASH = -1  # index used for "nothing to mark": an always-zero column dropped at the end
+_BUF_WIDTH = OBS_DIM + 1 + (OBS_DIM + 1) % 2  # the trash column, and an even width (uint16 view)
+_BOMB_POWER = OBS_FIELD["table_bomb_power"].start
 
 
 def encode(x: TableState, seat: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -107,60 +81,62 @@ def encode(x: TableState, seat: np.ndarray, out: np.ndarray | None = None) -> np
     b = seat.shape[0]
     rows = np.arange(b)[:, None]
     rel = (seat[:, None] + _AR4) % 4  # (B, 4) absolute seat of relative k
-    buf = np.zeros((b, OBS_DIM + 2), dtype=bool)  # last column: trash; even width (uint16 view)
+    buf = np.zeros((b, _BUF_WIDTH), dtype=bool)  # last column(s): trash
     following = (x.table_action >= 0) & ~x.returning  # a play to beat (R-5.2)
     table_cards = x.last_cards[rows[:, 0], np.maximum(x.table_seat, 0)]
     hands = x.hands[rows, rel]  # (B, 4, 54)
     played = x.played[rows, rel]
-    counts = np.empty((b, _CARD_SETS, NUM_FACES), dtype=np.uint8)
-    counts[:, 0] = hands[:, 0]
-    counts[:, 1:5] = played
-    counts[:, 5] = 2 - hands[:, 0] - played[:, 0] - played[:, 1] - played[:, 2] - played[:, 3]
-    counts[:, 6] = table_cards * following[:, None]
-    counts[:, 7:10] = x.last_cards[rows, rel[:, 1:]]
+    counts = np.empty((b, NUM_CARD_SETS, NUM_FACES), dtype=np.uint8)
+    counts[:, _SET["hand"]] = hands[:, :1]
+    counts[:, _SET["played"]] = played
+    unseen = 2 - hands[:, 0] - played[:, 0] - played[:, 1] - played[:, 2] - played[:, 3]
+    counts[:, _SET["unseen"]] = unseen[:, None]
+    counts[:, _SET["table_cards"]] = (table_cards * following[:, None])[:, None]
+    counts[:, _SET["recent_cards"]] = x.last_cards[rows, rel[:, 1:]]
     # bit pair (>= 1 copy, 2 copies) of a count c in 0..2 as one little-endian uint16:
     # c + (c >> 1) * 255 (0 -> 0x0000, 1 -> 0x0001, 2 -> 0x0101); much faster in numpy than
     # comparisons broadcast over a length-2 axis or written with stride 2 (counts are 0..2)
-    pairs = buf.view(np.uint16)[:, : _CARDS_END // 2]
-    flat = counts.reshape(b, _CARD_SETS * NUM_FACES)
+    pairs = buf.view(np.uint16)[:, : CARDS_END // 2]
+    flat = counts.reshape(b, NUM_CARD_SETS * NUM_FACES)
     np.copyto(pairs, flat)
     high = flat >> 1
     high *= 255
     pairs += high
     ta = np.where(following, x.table_action, 0)
     team = seat % 2
-    hot = np.empty((b, 28), dtype=np.int64)
-    hot[:, 0:4] = _CL_OFF + hands.sum(2, dtype=np.uint8)  # at most 28 cards (R-7.1)
-    hot[:, 4] = _S["table_kind"].start + _KIND[ta]
-    hot[:, 5] = _S["table_value"].start + np.where(following, _VALUE[x.level, ta], NUM_KEYS)
-    hot[:, 6] = _S["table_seat"].start + np.where(following, (x.table_seat - seat) % 4, 4)
-    hot[:, 7:10] = _RM_OFF + x.move_in_trick[rows, rel[:, 1:]]
-    hot[:, 10] = _S["deal_level"].start + x.level
+    # one column per one-hot block: the index of its entry to set (_TRASH: none)
+    hot = np.full((b, NUM_HOT), _TRASH, dtype=np.int64)
+    hot[:, _H["cards_left"]] = _BASE["cards_left"] + hands.sum(2, dtype=np.uint8)  # <= 28
+    hot[:, _H["table_kind"]] = _BASE["table_kind"] + _KIND[ta]
+    value = np.where(following, _VALUE[x.level, ta], NUM_KEYS)
+    hot[:, _H["table_value"]] = _BASE["table_value"] + value
+    hot[:, _H["table_seat"]] = _BASE["table_seat"] + np.where(
+        following, (x.table_seat - seat) % 4, 4
+    )
+    hot[:, _H["recent_moves"]] = _BASE["recent_moves"] + x.move_in_trick[rows, rel[:, 1:]]
+    hot[:, _H["deal_level"]] = _BASE["deal_level"] + x.level
     own_other = team[:, None] ^ _AR2  # (B, 2): own team, other team
-    lv = x.levels[rows, own_other]
-    hot[:, 11:13] = _S["team_levels"].start + 13 * np.arange(2) + lv
-    hot[:, 13] = _S["leveling_team"].start + np.where(
+    hot[:, _H["team_levels"]] = _BASE["team_levels"] + x.levels[rows, own_other]
+    hot[:, _H["leveling_team"]] = _BASE["leveling_team"] + np.where(
         x.leveling_team < 0, 2, x.leveling_team != team
     )
     af = np.minimum(x.a_failures[rows, own_other], 2)
-    hot[:, 14:16] = _S["a_failures"].start + 3 * np.arange(2) + af
-    hot[:, 16:20] = _FP_OFF + x.finish_place[rows, rel]
-    hot[:, 20] = _S["phase"].start + np.where(x.returning, 2, following)
+    hot[:, _H["a_failures"]] = _BASE["a_failures"] + af
+    hot[:, _H["finish_place"]] = _BASE["finish_place"] + x.finish_place[rows, rel]
+    hot[:, _H["phase"]] = _BASE["phase"] + np.where(x.returning, 2, following)
     tf = x.tribute_face[rows, rel]
-    hot[:, 21:25] = np.where(tf >= 0, _TG_OFF + tf, _TRASH)
+    hot[:, _H["tribute_given"]] = np.where(tf >= 0, _BASE["tribute_given"] + tf, _TRASH)
     own_ret = x.return_face[rows[:, 0], seat]
-    hot[:, 25] = np.where(own_ret >= 0, _S["return_given"].start + own_ret, _TRASH)
+    hot[:, _H["return_given"]] = np.where(own_ret >= 0, _BASE["return_given"] + own_ret, _TRASH)
     to_me = (x.return_to == seat[:, None]) & (x.return_face >= 0)
     # at most one return reaches a seat (it received at most one tribute)
-    hot[:, 26] = np.where(
-        to_me.any(1),
-        _S["return_received"].start + (x.return_face * to_me).sum(1),
-        _TRASH,
+    hot[:, _H["return_received"]] = np.where(
+        to_me.any(1), _BASE["return_received"] + (x.return_face * to_me).sum(1), _TRASH
     )
-    hot[:, 27] = np.where(x.resisted, _S["resisted"].start, _TRASH)
     buf[rows, hot] = True
     buf[:, _S["tribute_received"]] = x.tribute_received[rows, rel]
     buf[:, _S["returns_made"]] = (x.return_face >= 0)[rows, rel]
+    buf[:, _S["resisted"]] = x.resisted[:, None]
     shown = x.resist_jokers[rows, rel]  # (B, 4) rotated
     rj = buf[:, _S["resist_jokers"]].reshape(b, 4, 2)
     rj[..., 0] = shown >= 1
@@ -168,7 +144,7 @@ def encode(x: TableState, seat: np.ndarray, out: np.ndarray | None = None) -> np
     if out is None:
         out = np.empty((b, OBS_DIM), dtype=np.float32)
     out[:] = buf[:, :OBS_DIM].view(np.uint8)  # 0/1; faster than a bool cast
-    out[:, _S["table_bomb_power"].start] = np.where(following, _POWER[x.level, ta], 0) / POWER_SCALE
+    out[:, _BOMB_POWER] = np.where(following, _POWER[x.level, ta], 0) / POWER_SCALE
     return out
 
 
@@ -178,23 +154,29 @@ def encode(x: TableState, seat: np.ndarray, out: np.ndarray | None = None) -> np
 _BIT_PAIRS = np.array([[0, 0], [1, 0], [1, 1]], dtype=np.float32)  # count 0..2 -> 2 bits
 _ZERO_ROW = 12
 _TWOS = np.full(NUM_FACES, 2, dtype=np.uint8)  # copies of each face in the two decks
-_UNSEEN_SET = 5  # card sets 0..4 are own hand and the four played sets: unseen = 2 - their sum
-# rows of ``Game.counts`` (hands 0-3, played 4-7, latest plays 8-11, zeros 12) that form
-# the card-set slices, in OBS_FIELDS order, per observer seat and per table row (index 0..3:
-# the latest play of that seat is on the table; 4: leading, nothing to beat); the unseen set
-# takes the zero row and is filled in afterwards
-_CARD_ROWS = np.array(
-    [
-        [
-            [s, 4 + s, 4 + (s + 1) % 4, 4 + (s + 2) % 4, 4 + (s + 3) % 4, _ZERO_ROW]
-            + [8 + t if t < 4 else _ZERO_ROW]
-            + [8 + (s + k) % 4 for k in (1, 2, 3)]
-            for t in range(5)
-        ]
-        for s in range(4)
-    ],
-    dtype=np.intp,
-)
+
+
+def _card_rows(s: int, t: int) -> list[int]:
+    """Rows of ``Game.counts`` (hands 0-3, played 4-7, latest plays 8-11, zeros 12) that form
+    the card sets, in ``OBS_FIELDS`` order, for observer seat ``s`` and table row ``t`` (0..3:
+    that seat's latest play is on the table; 4: leading, nothing to beat). The unseen set
+    takes the zero row and is filled in afterwards."""
+    rows = {
+        "hand": [s],
+        "played": [4 + (s + k) % 4 for k in range(4)],
+        "unseen": [_ZERO_ROW],
+        "table_cards": [8 + t if t < 4 else _ZERO_ROW],
+        "recent_cards": [8 + (s + k) % 4 for k in (1, 2, 3)],
+    }
+    return [r for f in CARD_FIELDS for r in rows[f.name]]
+
+
+_CARD_ROWS = np.array([[_card_rows(s, t) for t in range(5)] for s in range(4)], dtype=np.intp)
+_UNSEEN_SET = _SET["unseen"].start
+_SEEN = sorted({*range(NUM_CARD_SETS)[_SET["hand"]], *range(NUM_CARD_SETS)[_SET["played"]]})
+if _SEEN != list(range(_SEEN[0], _SEEN[-1] + 1)):
+    raise ValueError("encode_game sums the hand and played sets as one run: keep them adjacent")
+_SEEN_SETS = slice(_SEEN[0], _SEEN[-1] + 1)  # own hand and the four played sets
 
 # enum members as module constants: ``Phase.X`` costs ~180 ns a lookup in Python 3.11
 _PLAY, _RETURN = Phase.PLAY, Phase.RETURN
@@ -202,26 +184,21 @@ _VALUE_L = _VALUE.tolist()
 _POWER_L = _POWER.tolist()
 _KIND_L = T.KIND.tolist()
 _REL = [[(s + k) % 4 for k in range(4)] for s in range(4)]
-# offsets as plain ints (scalar Python is the point of ``encode_game``)
-(_CL0, _CL1, _CL2, _CL3) = _CL_OFF.tolist()
-(_RM1, _RM2, _RM3) = _RM_OFF.tolist()
-(_FP0, _FP1, _FP2, _FP3) = _FP_OFF.tolist()
-_TG_L = _TG_OFF.tolist()
-_TABLE_KIND = _S["table_kind"].start
-_TABLE_VALUE = _S["table_value"].start
-_TABLE_SEAT = _S["table_seat"].start
-_DEAL_LEVEL = _S["deal_level"].start
-_TEAM_LEVELS = _S["team_levels"].start
-_LEVELING = _S["leveling_team"].start
-_A_FAIL = _S["a_failures"].start
-_PHASE = _S["phase"].start
-_TRIB_RECV = _S["tribute_received"].start
-_RETURNS_MADE = _S["returns_made"].start
-_RESIST_J = _S["resist_jokers"].start
-_RETURN_GIVEN = _S["return_given"].start
-_RETURN_RECV = _S["return_received"].start
-_RESISTED = _S["resisted"].start
-_BOMB_POWER = _S["table_bomb_power"].start
+# offsets as plain ints, read off the declaration once (scalar Python is the point of
+# ``encode_game``: a global int is cheaper than a lookup per call)
+_O = {f.name: f.start for f in OBS_FIELDS}
+_G = {f.name: f.group_starts for f in OBS_FIELDS}
+_CL0, _CL1, _CL2, _CL3 = _G["cards_left"]
+_RM1, _RM2, _RM3 = _G["recent_moves"]
+_FP0, _FP1, _FP2, _FP3 = _G["finish_place"]
+_TL_OWN, _TL_OTHER = _G["team_levels"]
+_AF_OWN, _AF_OTHER = _G["a_failures"]
+_TRIB_GIVEN = _G["tribute_given"]
+_TABLE_KIND, _TABLE_VALUE, _TABLE_SEAT = _O["table_kind"], _O["table_value"], _O["table_seat"]
+_DEAL_LEVEL, _LEVELING, _PHASE = _O["deal_level"], _O["leveling_team"], _O["phase"]
+_TRIB_RECV, _RETURNS_MADE = _O["tribute_received"], _O["returns_made"]
+_RETURN_GIVEN, _RETURN_RECV = _O["return_given"], _O["return_received"]
+_RESISTED, _RESIST_J = _O["resisted"], _G["resist_jokers"]
 
 
 def encode_game(g: Game, seat: int) -> np.ndarray:
@@ -231,9 +208,9 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
     following = g.phase == _PLAY and g.table_action >= 0
     sets = g.counts.take(_CARD_ROWS[seat, g.table_seat if following else 4], axis=0)
     unseen = sets[_UNSEEN_SET]
-    np.subtract(_TWOS, np.add.reduce(sets[:_UNSEEN_SET], 0, dtype=np.uint8), out=unseen)
+    np.subtract(_TWOS, np.add.reduce(sets[_SEEN_SETS], 0, dtype=np.uint8), out=unseen)
     out = np.zeros(OBS_DIM, dtype=np.float32)
-    cards = out[:_CARDS_END].reshape(_CARD_SETS, NUM_FACES, 2)
+    cards = out[:CARDS_END].reshape(NUM_CARD_SETS, NUM_FACES, 2)
     _BIT_PAIRS.take(sets, axis=0, out=cards)
     r0, r1, r2, r3 = _REL[seat]
     left = g.cards_left()
@@ -265,16 +242,16 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
         _FP2 + place[r2],
         _FP3 + place[r3],
         _DEAL_LEVEL + g.level,
-        _TEAM_LEVELS + g.levels[team],
-        _TEAM_LEVELS + 13 + g.levels[1 - team],
+        _TL_OWN + g.levels[team],
+        _TL_OTHER + g.levels[1 - team],
         _LEVELING + (2 if lt is None else int(lt != team)),
-        _A_FAIL + min(af[team], 2),
-        _A_FAIL + 3 + min(af[1 - team], 2),
+        _AF_OWN + min(af[team], 2),
+        _AF_OTHER + min(af[1 - team], 2),
         _PHASE + (2 if g.phase == _RETURN else int(following)),
         *table,
     ]
     for t in g.tributes:  # tribute facts (R-7, R-8.2); at most two tributes
-        hot.append(_TG_L[(t.giver - seat) % 4] + t.face)
+        hot.append(_TRIB_GIVEN[(t.giver - seat) % 4] + t.face)
         hot.append(_TRIB_RECV + (t.receiver - seat) % 4)
         if t.returned >= 0:
             hot.append(_RETURNS_MADE + (t.receiver - seat) % 4)
@@ -286,8 +263,8 @@ def encode_game(g: Game, seat: int) -> np.ndarray:
         hot.append(_RESISTED)
         for s in set(g.resist_jokers):
             k = (s - seat) % 4
-            hot.append(_RESIST_J + 2 * k)
+            hot.append(_RESIST_J[k])  # ">= 1 shown", then "2 shown"
             if g.resist_jokers.count(s) >= 2:
-                hot.append(_RESIST_J + 2 * k + 1)
+                hot.append(_RESIST_J[k] + 1)
     out[hot] = 1.0
     return out

@@ -1,7 +1,8 @@
 """Compact storage of observations and masks: bit-packed, exact, numpy only.
 
-Every observation entry is 0/1 except the last one (``table_bomb_power``, a fraction), so an
-observation packs into ``OBS_BYTES`` bytes of bits plus one float32; a legal-action mask into
+Every observation entry is 0/1 except those of the scalar fields (``obs_layout``: kind
+``SCALAR``; today one, ``table_bomb_power``), so an observation packs into ``OBS_BYTES`` bytes
+of bits (the ``BINARY`` columns) plus one float32 (``SCALAR_INDEX``); a legal-action mask into
 ``MASK_BYTES`` bytes. Training samples, behaviour-cloning data and the runner-to-learner
 transfer use these (≈ 0.5 KiB per decision instead of ≈ 8.8 KiB as float32 + int8).
 
@@ -15,10 +16,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.actions import NUM_ACTIONS
-from .observation import OBS_DIM
+from .obs_layout import BINARY_COLUMNS, OBS_DIM, SCALAR_COLUMNS
 
-OBS_BITS = OBS_DIM - 1  # the binary part of the observation
-SCALAR_INDEX = OBS_DIM - 1  # table_bomb_power (observation.OBS_FIELDS' last entry)
+
+def _as_slice(columns: np.ndarray) -> slice | np.ndarray:
+    """A run of consecutive columns as a slice (a view, no copy), any other set as itself."""
+    if columns.size and np.array_equal(columns, np.arange(columns[0], columns[-1] + 1)):
+        return slice(int(columns[0]), int(columns[-1]) + 1)
+    return columns
+
+
+if SCALAR_COLUMNS.size != 1:
+    # the stored formats (bc_data, vector_runner) and agents.candidate_net read one float
+    raise ValueError(f"packing stores one scalar column, the layout has {SCALAR_COLUMNS.size}")
+BINARY = _as_slice(BINARY_COLUMNS)  # ``obs[:, BINARY]``: the 0/1 part of observations
+OBS_BITS = int(BINARY_COLUMNS.size)
+SCALAR_INDEX = int(SCALAR_COLUMNS[0])  # ``obs[:, SCALAR_INDEX]``: the fraction
 OBS_BYTES = (OBS_BITS + 7) // 8
 MASK_BYTES = (NUM_ACTIONS + 7) // 8
 
@@ -28,17 +41,17 @@ def pack_obs(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     obs = np.asarray(obs)
     if obs.ndim != 2 or obs.shape[1] != OBS_DIM:
         raise ValueError(f"observations must be (N, {OBS_DIM}), got {obs.shape}")
-    binary = obs[:, :OBS_BITS]
+    binary = obs[:, BINARY]
     bits = np.packbits(binary != 0, axis=1)
     if not np.array_equal(np.unpackbits(bits, axis=1, count=OBS_BITS), binary):
-        raise ValueError("observation entries before the last must be 0 or 1 to pack exactly")
+        raise ValueError("observation entries of non-scalar fields must be 0 or 1 to pack exactly")
     return bits, np.ascontiguousarray(obs[:, SCALAR_INDEX], dtype=np.float32)
 
 
 def unpack_obs(bits: np.ndarray, scalar: np.ndarray) -> np.ndarray:
     """The ``float32 (N, OBS_DIM)`` observations ``pack_obs`` stored."""
     out = np.empty((bits.shape[0], OBS_DIM), dtype=np.float32)
-    out[:, :OBS_BITS] = np.unpackbits(bits, axis=1, count=OBS_BITS)
+    out[:, BINARY] = np.unpackbits(bits, axis=1, count=OBS_BITS)
     out[:, SCALAR_INDEX] = scalar
     return out
 
@@ -70,8 +83,8 @@ _BIT_SEL = np.arange(8)[None, :] < _POPCOUNT[:, None]  # (256, 8): which of them
 def set_bits(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, positions)`` int64 of every set bit of row-wise packed ``uint8 (N, nbytes)``,
     row-major and ascending within a row. Only the non-zero bytes are expanded, through
-    per-byte lookup tables: ~2x faster than unpacking them, ~10x faster than ``np.nonzero``
-    over the unpacked rows (masks have a handful of set bits in ~280 bytes)."""
+    per-byte lookup tables, faster than unpacking them or ``np.nonzero`` over the unpacked
+    rows (masks have a handful of set bits in ~280 bytes; docs/benchmarks.md)."""
     bits = np.ascontiguousarray(bits, dtype=np.uint8)
     width = bits.shape[1]
     flat = np.flatnonzero(bits)

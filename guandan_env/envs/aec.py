@@ -34,8 +34,8 @@ Modes and config (``env(**config)``; unknown keys raise ``ValueError``):
   action, the seat and the rule; the state is unchanged. ``"penalize"``: PettingZoo's
   convention — the offender gets ``illegal_penalty``, the episode terminates.
 * ``render_mode`` ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
-* ``info_view=False`` leaves ``view`` out of ``infos`` (below): ~10% more steps/s for
-  learners that read only the observation; the rule-based agents need the view.
+* ``info_view=False`` leaves ``view`` out of ``infos`` (below): more steps/s for learners
+  that read only the observation (docs/benchmarks.md); the rule-based agents need the view.
 
 Scenarios: ``reset(seed=..., options=...)`` with any of ``hands`` (4 card strings; partial
 hands allowed), ``levels`` (team 0's and team 1's level, e.g. ``["5", "A"]``),
@@ -54,7 +54,7 @@ None) and, unless ``info_view=False``, ``view`` (``SeatView``: what the seat may
 structured form, used by the rule-based agents; ``view.hand_text()`` and ``view.table_text()``
 give readable text).
 
-Version (``metadata["name"]``): ``guandan_v1``; the history is in ``guandan_env/env_version.py``.
+Version (``metadata["name"]``): ``{version}``; the history is in ``guandan_env/env_version.py``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ from ..core.engine import Game
 from ..core.phase import Phase
 from ..core.text import action_text
 from ..encoding.events import DealEnded, Event, Played, Returned, deal_started
-from ..encoding.observation import OBS_DIM, encode_game, spec_table
+from ..encoding.obs_layout import spec_table
+from ..encoding.observation import OBS_DIM, encode_game
 from ..env_version import ENV_VERSION
 from .scenario import (  # noqa: F401
     DEFAULT_CONFIG,
@@ -88,7 +89,7 @@ from .scenario import (  # noqa: F401
 # enum members as module constants: ``Phase.X`` costs ~180 ns a lookup in Python 3.11
 _PLAY, _RETURN = Phase.PLAY, Phase.RETURN
 
-__doc__ = __doc__.replace("{spec}", spec_table())
+__doc__ = __doc__.replace("{spec}", spec_table()).replace("{version}", ENV_VERSION)
 
 AGENTS = [f"player_{i}" for i in range(4)]
 GAME_SEED = "game_seed"  # the reset option that names the engine seed itself
@@ -384,7 +385,7 @@ class raw_env(AECEnv):
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order enforcing wrapper with direct ``last()`` and ``step()``: the inherited
-    ones read attributes through ``__getattr__`` chains (~8 µs a step). A step after every
+    ones read attributes through ``__getattr__`` chains, on every step. A step after every
     agent is done is an error (``raw_env``), not the inherited warning."""
 
     def last(self, observe: bool = True):

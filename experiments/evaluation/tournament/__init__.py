@@ -9,15 +9,17 @@ matchups use the same seeds, so they play the same deals. ``--mode deal`` plays 
 ``--previous-order``); ``--mode match`` plays whole matches (2 → passing A, ``--max-deals``
 caps them).
 
-Outputs in ``--out``: ``results.jsonl`` (one line per finished game, appended as games
-finish), ``run.json`` (the arguments that fix the games), ``summary.json``/``summary.csv``
+Outputs in ``--out`` (default ``results/tournament/<agents>-<mode>-<hash>``, the hash over
+what fixes the games, so different runs never share a folder): ``results.jsonl`` (one
+line per finished game, appended as games finish), ``run.json`` (the arguments that fix
+the games), ``summary.json``/``summary.csv``
 (per matchup: duplicate win rate, deal win rate, mean level gain per deal, match win rate,
 with 95% bootstrap intervals over pairs), ``ratings.csv`` (Bradley–Terry, Elo scale, 95%
 intervals), ``ratings.png``, ``level_gain_hist.png``, and ``timing.json`` (throughput;
 with ``--address`` also the Ray node id of every chunk, ``chunks``, and the games per
 node, ``nodes``).
 
-Resumable: rerunning the same command skips the games already in ``results.jsonl`` (a
+Resumable: rerunning the same command (same folder) skips the games already in ``results.jsonl`` (a
 larger ``--pairs`` extends a run). Games run in ``--workers`` processes, or as Ray tasks on
 an existing cluster with ``--address`` (``--address local`` starts a local Ray instance).
 """

@@ -10,7 +10,7 @@ from typing import Any
 from agents.registry import specs_help
 
 from .report import format_tables
-from .run import run_tournament
+from .run import RESULTS_ROOT, default_out, run_record, run_tournament
 
 # the library's defaults are the command line's (one source: ``run_tournament``'s signature)
 DEFAULTS = {
@@ -54,8 +54,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--address", help="run games as Ray tasks on this cluster ('local' to start one)"
     )
-    p.add_argument("--out", help="output directory (default results/<name>)")
-    p.add_argument("--name", default="tournament", help="run name for the default --out")
+    p.add_argument(
+        "--out",
+        help=f"output directory (default {RESULTS_ROOT}/<agents>-<mode>-<hash of the run>: "
+        "a different run gets a different folder, the same command resumes its own)",
+    )
+    p.add_argument("--name", help="output directory results/NAME instead (as --out)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument(
         "--save-replays", action="store_true", help="also save every game as a JSON replay"
@@ -73,13 +77,17 @@ def main(argv: list[str] | None = None) -> int:
         "random_tribute": args.random_tribute or None,
         "max_deals": args.max_deals,
     }
-    out = args.out or f"results/{args.name}"
+    out = args.out or (f"results/{args.name}" if args.name else None)
     try:
         if args.previous_order:
             order = _csv_list(args.previous_order)
             if not all(x.isdigit() for x in order):
                 raise ValueError(f"--previous-order must be four seats like 0,2,1,3, got {order}")
             options["previous_order"] = [int(x) for x in order]
+        if out is None:  # named after the run, so it is known for the Ctrl-C message too
+            out = default_out(
+                run_record(args.agents, args.pairs, args.seed, args.mode, config, options)
+            )
         summary = run_tournament(
             args.agents,
             pairs=args.pairs,

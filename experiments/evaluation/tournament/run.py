@@ -3,7 +3,9 @@ progress bar, then write the summary, ratings and plots."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,9 @@ from guandan_env.envs.scenario import check_options
 from ..duplicate import game_config
 from .games import _chunks, _run_local, _run_ray, schedule
 from .report import summarise, write_outputs
-from .results import _check_run, _repair_tail, read_results
+from .results import RUN_KEYS, _check_run, _repair_tail, read_results
+
+RESULTS_ROOT = Path("results/tournament")  # where runs without ``out`` go
 
 
 def run_tournament(
@@ -21,7 +25,7 @@ def run_tournament(
     pairs: int = 100,
     seed: int = 0,
     mode: str = "deal",
-    out: str | Path = "results/tournament",
+    out: str | Path | None = None,
     workers: int = 2,
     address: str | None = None,
     config: dict[str, Any] | None = None,
@@ -35,14 +39,17 @@ def run_tournament(
     """Run (or resume) a tournament and write its outputs; returns the summary.
 
     The games are fixed by ``agents``, ``pairs``, ``seed``, ``mode``, ``config`` (env config
-    keys) and ``options`` (reset options); ``out`` holds the run. ``workers``/``address``
+    keys) and ``options`` (reset options); ``out`` holds the run (default: ``default_out``,
+    a folder named after those, so two different runs never share one and the same request
+    resumes its own). ``workers``/``address``
     say where games run, ``chunk_size`` how many a task plays. ``save_replays`` also writes
     every game as a JSON replay under ``out/replays/``. ``max_games`` stops after that many
     new games (for tests of interrupted runs). With ``workers > 1`` the games run in spawned
     processes, so a script calling this must do so under ``if __name__ == "__main__":``.
     """
+    _check_placement(agents, workers, address)
     run = make_run(agents, pairs, seed, mode, config, options)
-    out = Path(out)
+    out = default_out(run) if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _check_run(out, run)
     path = out / "results.jsonl"
@@ -75,7 +82,32 @@ def run_tournament(
     summary = summarise(run, done)
     write_outputs(out, summary, plots=plots)
     summary["timing"] = timing
+    summary["out"] = str(out)
     return summary
+
+
+def _check_placement(agents: list[str], workers: int, address: str | None) -> None:
+    """Agents that live in this process (``remote:PORT`` serves its clients here) can't
+    play in worker processes or on a cluster."""
+    from agents.registry import split_spec
+
+    here = [a for a in agents if split_spec(a)[0].in_process]
+    if here and (workers > 1 or address):
+        raise ValueError(
+            f"{', '.join(here)} must play in this process: use --workers 1 and no --address"
+        )
+
+
+def default_out(run: dict[str, Any], root: str | Path = RESULTS_ROOT) -> Path:
+    """The default folder of a run: ``root/<agents>-<mode>-<hash>``, the hash (8 hex digits)
+    over what fixes its games (``RUN_KEYS``: agents, seed, mode, env config, options). The
+    number of pairs is left out, so a larger ``--pairs`` extends the same run."""
+    fixed = {k: run[k] for k in RUN_KEYS}
+    digest = hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()[:8]
+    names = "_".join(re.sub(r"[^A-Za-z0-9.=]+", "-", a).strip("-") for a in run["agents"])
+    if len(names) > 80:
+        names = names[:80].rstrip("-_")
+    return Path(root) / f"{names}-{run['mode']}-{digest}"
 
 
 def make_run(
@@ -89,6 +121,25 @@ def make_run(
     """The run record (``run.json``) of a request, after checking it: every agent spec
     loads, the env config and options are valid. Raises ``ValueError`` before anything is
     written."""
+    run = run_record(agents, pairs, seed, mode, config, options)
+    from agents.registry import make_agent
+
+    for spec in run["agents"]:  # fail early, in the main process, on a bad spec
+        make_agent(spec, seed=0)
+    check_options(run["options"])  # before run.json: a refused run leaves nothing behind
+    return run
+
+
+def run_record(
+    agents: list[str],
+    pairs: int,
+    seed: int,
+    mode: str,
+    config: dict[str, Any] | None,
+    options: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The run record of a request, its shape checked but its agents not built (what
+    ``default_out`` names)."""
     agents = [a.strip() for a in agents]
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {agents}")
@@ -96,20 +147,13 @@ def make_run(
         raise ValueError(f"agent specs must be distinct, got {agents}")
     if pairs < 1:
         raise ValueError(f"--pairs must be >= 1, got {pairs}")
-    from agents.registry import make_agent
-
-    for spec in agents:  # fail early, in the main process, on a bad spec
-        make_agent(spec, seed=0)
-    cfg = game_config(mode, **(config or {}))
-    opts = dict(options or {})
-    check_options(opts)  # before run.json: a refused run leaves nothing behind
     return {
         "agents": agents,
         "pairs": pairs,
         "seed": seed,
         "mode": mode,
-        "config": cfg,
-        "options": opts,
+        "config": game_config(mode, **(config or {})),
+        "options": dict(options or {}),
     }
 
 

@@ -46,7 +46,7 @@ from experiments.selfplay.config import DEFAULTS, runner_config
 from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import REST_DIM, STATE_DIM
 from guandan_env.encoding.hand_plan import PlanCache
-from guandan_env.encoding.packing import MASK_BYTES, OBS_BITS, OBS_BYTES, SCALAR_INDEX, pack_masks
+from guandan_env.encoding.packing import BINARY, MASK_BYTES, OBS_BYTES, SCALAR_INDEX, pack_masks
 from guandan_env.envs.vector import VectorGuandanEnv
 
 MODULE_PREFIX = "net."  # the RLModule holds the CandidateNet as attribute ``net``
@@ -230,6 +230,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._counters = {
             "env_steps": 0,
             "game_steps": 0,
+            "forced_steps": 0,
             "episodes": 0,
             "sample_s": 0.0,  # wall time in sample()
             "sample_cpu_s": 0.0,  # CPU time in sample(): below the wall time = CPU contention
@@ -381,10 +382,18 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         who = self._ctrl[tables, seat]
         actions = np.empty(b, dtype=np.int64)
         bits = pack_masks(mask)
-        binary = obs[:, :OBS_BITS] != 0  # computed once for every policy's rows
+        binary = obs[:, BINARY] != 0  # computed once for every policy's rows
         obs_bits = np.packbits(binary, axis=1)
-        for c in np.unique(who):
-            rows = np.flatnonzero(who == c)
+        choose = np.ones(b, dtype=bool)
+        if self.settings["skip_forced"]:
+            # one legal action: no policy gradient, no network; the seat's trajectory (and
+            # its GAE chain) goes on from its next decision with a choice
+            forced = mask.sum(axis=1, dtype=np.int32) == 1
+            actions[forced] = mask[forced].argmax(axis=1)
+            choose = ~forced
+            self._counters["forced_steps"] += int(forced.sum())
+        for c in np.unique(who[choose]):
+            rows = np.flatnonzero((who == c) & choose)
             net = self.net if c == 0 else self.league[c - 1][1]
             d = prepare_binary(
                 binary[rows], obs[rows, SCALAR_INDEX], bits[rows], net.features, cache=self._plans
@@ -469,6 +478,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         out: dict[str, Any] = {
             NUM_ENV_STEPS_SAMPLED: self._counters["env_steps"],
             "num_game_steps": self._counters["game_steps"],
+            "num_forced_steps": self._counters["forced_steps"],
             "num_episodes": self._counters["episodes"],
             "plan_cache_hit_rate": self._plans.hit_rate,
             "sample_s": self._counters["sample_s"],

@@ -123,7 +123,7 @@ class CandidatePPOLearner(TorchLearner):
 
     def apply_gradients(self, gradients_dict) -> None:
         """One finiteness check over all gradients (a fused norm), not RLlib's two passes
-        per parameter (~5% of an update here); a non-finite update is skipped and counted."""
+        per parameter; a non-finite update is skipped and counted."""
         grads = [g for g in gradients_dict.values() if g is not None]
         for pid, g in gradients_dict.items():
             self._params[pid].grad = g
