@@ -2,7 +2,9 @@
 
 The rules core (cards, action table, move generator, engine) imports only numpy. The
 PettingZoo environment (``env``, ``raw_env``) and the batched engine (``VectorGuandanEnv``)
-are imported on first use.
+are imported on first use. ``guandan_env.guandan_v1`` is the env under PettingZoo's versioned
+naming; the Gymnasium id ``guandan_env/SingleSeat-v1`` is registered as soon as Gymnasium is
+imported (``guandan_env.envs.registration``: no eager import here).
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 from .core.actions import KIND_NAMES, NUM_ACTIONS
 from .core.text import cards_for_action, declaration_text, describe_action, legal_actions
 from .encoding.features import ACTION_FEATURE_DIM, action_features
+from .envs import registration as _registration
+
+_registration.install()
 
 __all__ = [
     "NUM_ACTIONS",

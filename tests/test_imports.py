@@ -16,7 +16,7 @@ def test_rules_core_imports_only_numpy():
     stmt = (
         "import guandan_env, guandan_env.core.engine, guandan_env.core.movegen, "
         "guandan_env.envs.vector, guandan_env.envs.replay, guandan_env.envs.scenario, "
-        "guandan_env.encoding.features"
+        "guandan_env.encoding.features, guandan_env.envs.dataset"
     )
     assert _loaded_after(stmt) == []
 

@@ -114,12 +114,14 @@ def test_the_graph_is_read():
 
 
 # Inside guandan_env the sub-packages are layers too: core <- encoding <- envs. The top-level
-# modules (the package itself, env_version) sit above them.
+# modules sit outside them: env_version below everything, guandan_v1 (the versioned entry
+# module, PettingZoo's naming) over envs.
 SUBLAYERS = (
     "guandan_env.env_version",
     "guandan_env.core",
     "guandan_env.encoding",
     "guandan_env.envs",
+    "guandan_env.guandan_v1",
 )
 
 
@@ -153,7 +155,7 @@ EXPERIMENT_LAYERS = (
     ("experiments.common",),
     ("experiments.evaluation",),
     ("experiments.selfplay",),
-    ("experiments.hosts", "experiments.bench", "experiments.examples"),
+    ("experiments.hosts", "experiments.bench", "experiments.examples", "experiments.dataset"),
 )
 
 

@@ -623,6 +623,8 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
         assert f"it    {it}" in out, out[-3000:]
     assert list(run.glob("events.out.tfevents.*")), "no TensorBoard events"
     assert (run / "bc" / "policy.pt").exists()
+    placed = json.loads((run / "runners.json").read_text())  # runners.num=0: the driver samples
+    assert [r["node_id"] for r in placed["runners"]] == [placed["driver"]["node_id"]]
     ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
     assert ckpts == ["iter_000003", "iter_000004"], ckpts
     state = json.loads((run / "checkpoints" / "iter_000004" / "trainer_state.json").read_text())

@@ -96,6 +96,7 @@ class SelfPlayTrainer:
         elif self.bc_state is not None:
             self._set_main_weights(self.bc_state)
         self._install_anchor()
+        self._record_placement()
         self.algo.samples_lifetime = self.env_steps
         if self.ema is None and self.cfg.ema.half_life_samples > 0:
             self.ema = {k: v.astype(np.float32, copy=True) for k, v in self.main_state().items()}
@@ -103,6 +104,39 @@ class SelfPlayTrainer:
         self.log = RunLogger(
             self.run_dir, (self.iteration, self.env_steps) if self.resume else None
         )
+
+    def _record_placement(self) -> None:
+        """``runners.json``: where this session's env runners run (the Ray node id, host and
+        pid of each, and of the driver, whose learner updates unless ``learners.num > 0``);
+        rewritten at every start or resume. One line of it goes to stdout."""
+
+        def where(runner) -> dict[str, Any]:
+            import os
+            import socket
+
+            import ray
+
+            return {
+                "worker_index": int(getattr(runner, "worker_index", 0)),
+                "node_id": ray.get_runtime_context().get_node_id(),
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+            }
+
+        local = self.cfg.runners.num == 0  # sampling in the driver
+        runners = self.algo.env_runner_group.foreach_env_runner(where, local_env_runner=local)
+        runners = sorted(runners, key=lambda r: r["worker_index"])
+        record = {
+            "address": self.cfg.ray.address,
+            "driver": where(None) | {"worker_index": None},
+            "runners": runners,
+            "nodes": sorted({r["node_id"] for r in runners}),
+        }
+        tmp = self.run_dir / "runners.json.tmp"
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+        tmp.replace(self.run_dir / "runners.json")
+        short = ", ".join(f"{r['worker_index']}@{r['node_id'][:8]}" for r in runners)
+        print(f"runners on {len(record['nodes'])} node(s): {short}", flush=True)
 
     def now(self) -> float:
         """Seconds of this run so far, earlier sessions included."""

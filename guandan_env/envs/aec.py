@@ -1,7 +1,8 @@
 """Guandan (掼蛋) as a PettingZoo AEC environment.
 
 =====================  =============================================================
-Import                 ``from guandan_env import env`` (wrapped), ``raw_env``
+Import                 ``from guandan_env import env`` (wrapped), ``raw_env``; also
+                       ``guandan_env.guandan_v1.env`` / ``.raw_env`` (PettingZoo naming)
 Agents                 ``player_0`` … ``player_3`` (= seats 0–3; seats 0, 2 are team 0)
 Parallel API           no (turn-based)
 Action space           ``Discrete(NUM_ACTIONS)`` = 2,243 declared combinations, returns

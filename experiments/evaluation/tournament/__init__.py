@@ -15,7 +15,9 @@ line per finished game, appended as games finish), ``run.json`` (the arguments t
 the games), ``summary.json``/``summary.csv``
 (per matchup: duplicate win rate, deal win rate, mean level gain per deal, match win rate,
 with 95% bootstrap intervals over pairs), ``ratings.csv`` (Bradley–Terry, Elo scale, 95%
-intervals), ``ratings.png``, ``level_gain_hist.png``, and ``timing.json`` (throughput).
+intervals), ``ratings.png``, ``level_gain_hist.png``, and ``timing.json`` (throughput;
+with ``--address`` also the Ray node id of every chunk, ``chunks``, and the games per
+node, ``nodes``).
 
 Resumable: rerunning the same command (same folder) skips the games already in ``results.jsonl`` (a
 larger ``--pairs`` extends a run). Games run in ``--workers`` processes, or as Ray tasks on

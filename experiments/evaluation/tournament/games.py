@@ -120,7 +120,18 @@ def _run_chunk_star(args: tuple) -> list[dict]:
     return run_chunk(*args)
 
 
-def _run_ray(chunks, config, options, address: str, workers: int) -> Iterator[list[dict]]:
+def run_chunk_on_node(games: list[dict], config: dict, options: dict | None):
+    """``run_chunk`` as a Ray task: its rows and the Ray node id it ran on."""
+    import ray
+
+    return run_chunk(games, config, options), ray.get_runtime_context().get_node_id()
+
+
+def _run_ray(
+    chunks, config, options, address: str, workers: int, placement: list[dict] | None = None
+) -> Iterator[list[dict]]:
+    """Chunks as Ray tasks (1 CPU each), spread over the cluster's nodes; each finished
+    chunk's first game id, size and node id are appended to ``placement``."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 
@@ -129,13 +140,16 @@ def _run_ray(chunks, config, options, address: str, workers: int) -> Iterator[li
             ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
         else:
             ray.init(address=address, log_to_driver=False)
-    remote = ray.remote(run_chunk)
+    remote = ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(run_chunk_on_node)
     todo = list(chunks)
     inflight = max(2, 4 * int(ray.cluster_resources().get("CPU", workers)))
     pending = [remote.remote(c, config, options) for c in todo[:inflight]]
     todo = todo[inflight:]
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
-        yield ray.get(done[0])
+        rows, node = ray.get(done[0])
+        if placement is not None and rows:
+            placement.append({"first": rows[0]["id"], "games": len(rows), "node": node})
+        yield rows
         if todo:
             pending.append(remote.remote(todo.pop(0), config, options))

@@ -66,12 +66,18 @@ def run_tournament(
             g["replay_path"] = str(out / "replays" / f"{name}.json")
     chunks = _chunks(todo, chunk_size)
     cfg, opts = run["config"], run["options"] or None
+    placement: list[dict] = []  # Ray only: which node played each chunk
     if address:
-        stream = _run_ray(chunks, cfg, opts, address, workers)
+        stream = _run_ray(chunks, cfg, opts, address, workers, placement)
     else:
         stream = _run_local(chunks, cfg, opts, workers)
     timing = _play(stream, path, done, len(games), already, progress)
     timing.update(workers=workers, address=address)
+    if address:
+        nodes: dict[str, int] = {}
+        for p in placement:
+            nodes[p["node"]] = nodes.get(p["node"], 0) + p["games"]
+        timing.update(nodes=nodes, chunks=placement)
     (out / "timing.json").write_text(json.dumps(timing, indent=2) + "\n", encoding="utf-8")
     summary = summarise(run, done)
     write_outputs(out, summary, plots=plots)

@@ -31,7 +31,10 @@ otherwise a local one is started quietly and shut down again before returning.
 
 Cache: with ``cache_dir`` the arrays are stored in ``cache_dir/bc-<key>.npz`` (``cache_key``:
 a hash of the request, the env config, the heuristic's parameters, the observation and action
-sizes and ``DATA_VERSION``) and loaded from there on the next identical request.
+sizes and ``DATA_VERSION``) and loaded from there on the next identical request. The file
+is the shared decision format (``guandan_env.envs.dataset``, kind ``"bc"``: the core columns
+above plus ``n_legal``, ``ret``, ``deal``); ``load`` also reads a recorded-games dataset
+(``python -m experiments.dataset``, ``docs/datasets.md``) as BC arrays.
 
 CLI: ``python -m experiments.selfplay.warm_start.data --decisions 20000 --workers 2 --seed 0
 --cache-dir runs/cache``.
@@ -58,7 +61,8 @@ from agents.heuristic import HeuristicAgent, HeuristicParams
 from experiments.evaluation.duplicate import derive_seed
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.observation import OBS_DIM
-from guandan_env.encoding.packing import MASK_BYTES, OBS_BYTES, pack_masks, pack_obs
+from guandan_env.encoding.packing import pack_masks, pack_obs
+from guandan_env.envs import dataset as dataset_format
 from guandan_env.envs.aec import AGENTS, raw_env
 from guandan_env.envs.scenario import check_config
 
@@ -67,15 +71,12 @@ DEALS_PER_CHUNK = 8  # part of the seeding scheme: changing it changes the data
 DEFAULT_GAME: dict[str, Any] = dict(
     mode="deal", random_levels=True, random_tribute=True, info_view=True
 )
-FIELDS: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
-    "obs_bits": (np.dtype(np.uint8), (OBS_BYTES,)),
-    "obs_scalar": (np.dtype(np.float32), ()),
-    "mask_bits": (np.dtype(np.uint8), (MASK_BYTES,)),
-    "action": (np.dtype(np.int16), ()),
+# the shared decision format's core columns (guandan_env.envs.dataset) and the BC targets
+FIELDS: dataset_format.Fields = {
+    **dataset_format.CORE_FIELDS,
     "n_legal": (np.dtype(np.int16), ()),
     "ret": (np.dtype(np.float32), ()),
     "deal": (np.dtype(np.int32), ()),
-    "seat": (np.dtype(np.int8), ()),
 }
 _EST_DECISIONS_PER_DEAL = 75.0  # first guess for scheduling only (measured ~74)
 
@@ -430,23 +431,21 @@ def generate(
 
 # ---------------------------------------------------------------------------- files
 def save(path: str | Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-    """Write ``data`` (and ``meta`` as JSON) to ``path`` atomically (temporary file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            np.savez(f, **data, meta_json=np.array(json.dumps(meta, default=str)))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write ``data`` (and ``meta`` as JSON) to ``path`` atomically, in the shared decision
+    format (``guandan_env.envs.dataset``, kind ``"bc"``)."""
+    dataset_format.write(path, data, {**meta, "kind": "bc"}, FIELDS)
 
 
 def load(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """``(arrays, stored meta)`` of a file written by ``save``."""
-    with np.load(path, allow_pickle=False) as z:
-        data = {k: z[k] for k in FIELDS}
-        meta = json.loads(str(z["meta_json"])) if "meta_json" in z.files else {}
+    """``(arrays, stored meta)`` of a file written by ``save`` (a cache written by earlier
+    versions too), or of a recorded-games dataset (``python -m experiments.dataset``): its
+    decisions as BC arrays (``dataset_format.bc_columns``: ``ret`` is the acting seat's
+    deal reward, ``deal`` the deal's index in the file)."""
+    data, meta = dataset_format.read(path)
+    if meta.get("kind") == "games":
+        data = dataset_format.bc_columns(data)
+    data = {k: data[k] for k in FIELDS if k in data}
+    dataset_format.check(data, FIELDS)
     return data, meta
 
 
