@@ -27,8 +27,10 @@ from guandan_env.env_version import ENV_VERSION
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "observation.md"
 VERSION = ROOT / "docs" / "environments.md"  # the env versions' history
-SHAPES = re.compile(r"float32\[(\d+)\]|\((?:B|\d+), (\d+)\)")  # observation shapes in docs
-SHAPE_DOCS = (ROOT / "README.md", ROOT / "docs" / "environments.md")
+SHAPES = re.compile(r"float32\[(\d+)\]|\((?:B|\d+), (\d+)\)|float32 \(n, (\d+)\)")  # observation shapes in docs
+SHAPE_DOCS = tuple(
+    ROOT / p for p in ("README.md", "README.zh-CN.md", "docs/environments.md", "docs/datasets.md")
+)
 TEXT_SUFFIXES = {".md", ".py", ".ipynb", ".yaml", ".yml", ".toml", ".txt", ".html", ".js"}
 SKIP_DIRS = {".git", "__pycache__", "golden", "node_modules", ".pytest_cache", "results"}
 
@@ -66,6 +68,8 @@ def _checked_elsewhere(path: Path, text: str) -> str:
         text = SHAPES.sub(
             "", text
         )  # checked by test_the_observation_shapes_in_the_docs_are_obs_dim
+    if path == ROOT / "CHANGELOG.md":
+        return ""  # history: what each past release had
     if path == VERSION:
         # its history: sizes of past versions (the current one is checked above)
         return re.sub(r"\* `+guandan_v\d+`+.*?(?=\n\* |\n\n|\Z)", "", text, flags=re.S)
@@ -76,7 +80,7 @@ def _checked_elsewhere(path: Path, text: str) -> str:
 
 def test_the_observation_shapes_in_the_docs_are_obs_dim():
     found = {
-        f"{p.relative_to(ROOT)}: {m[0]}": int(m[1] or m[2])
+        f"{p.relative_to(ROOT)}: {m[0]}": int(m[1] or m[2] or m[3])
         for p in SHAPE_DOCS
         for m in SHAPES.finditer(p.read_text(encoding="utf-8"))
     }

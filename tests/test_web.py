@@ -593,8 +593,25 @@ def test_the_review_steps_through_a_finished_deal(server, browser):
 def test_the_review_marks_where_the_human_differs(server, browser):
     """A deal played by "the first legal play" against the heuristic's advice: the rows where
     they differ are marked, the others not (the review of an old replay: built from it)."""
+    from agents.heuristic import HeuristicAgent
+    from guandan_env.envs.replay import record_game
+
+    class FirstLegal:  # a "human" who always makes the first legal play
+        name = "human"
+
+        def reset(self, seed=None):
+            pass
+
+        def act(self, observation, info):
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
     base, out = server
-    name = sorted(p.name for p in (out / "replays").glob("*.json"))[0]  # the first test's
+    agents = [FirstLegal()] + [HeuristicAgent(seed=s) for s in (1, 2, 3)]
+    replay = record_game(agents, seed=11, config={"random_tribute": True})
+    name = "first_legal_vs_heuristic.json"
+    (out / "replays").mkdir(parents=True, exist_ok=True)
+    (out / "replays" / name).write_text(replay.to_json(indent=1) + "\n", encoding="utf-8")
+    assert replay.meta["agents"][0] == "human"
     browser.get(f"{base}/replays?name={name}&lang=en")
     _wait(browser, lambda d: d.find_element(By.ID, "review").is_displayed())
     browser.find_element(By.ID, "review-run").click()

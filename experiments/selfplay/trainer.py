@@ -132,6 +132,7 @@ class SelfPlayTrainer:
             "runners": runners,
             "nodes": sorted({r["node_id"] for r in runners}),
         }
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.run_dir / "runners.json.tmp"
         tmp.write_text(json.dumps(record, indent=2) + "\n")
         tmp.replace(self.run_dir / "runners.json")
