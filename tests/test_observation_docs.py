@@ -27,7 +27,9 @@ from guandan_env.env_version import ENV_VERSION
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "observation.md"
 VERSION = ROOT / "docs" / "environments.md"  # the env versions' history
-SHAPES = re.compile(r"float32\[(\d+)\]|\((?:B|\d+), (\d+)\)|float32 \(n, (\d+)\)")  # observation shapes in docs
+SHAPES = re.compile(
+    r"float32\[(\d+)\]|\((?:B|\d+), (\d+)\)|float32 \(n, (\d+)\)"
+)  # observation shapes in docs
 SHAPE_DOCS = tuple(
     ROOT / p for p in ("README.md", "README.zh-CN.md", "docs/environments.md", "docs/datasets.md")
 )
