@@ -1,4 +1,5 @@
-"""Baseline agents: legality over many seeded deals, determinism, hand splitting, table rules."""
+"""Every agent (``agents.registry``): legality over many seeded deals, determinism, the
+protocol, plug-ins and registry errors."""
 
 from __future__ import annotations
 
@@ -7,16 +8,12 @@ import sys
 import numpy as np
 import pytest
 
-from agents import HeuristicAgent, RandomAgent, make_agent
+from agents import RandomAgent, make_agent
 from agents.base import Agent
-from agents.hand_split import best_split, component_action, rank_state, split_cost
 from agents.registry import agent_identity, entries, parse_heuristic_params
-from experiments.evaluation.duplicate import LazyObservation, play_game
+from experiments.evaluation.duplicate import play_game
 from guandan_env.core import actions as T
-from guandan_env.core import movegen
-from guandan_env.core.cards import parse_hand, parse_rank
-from guandan_env.core.text import action_text, declaration_text
-from guandan_env.envs.aec import AGENTS, SeatView, raw_env
+from guandan_env.envs.aec import raw_env
 
 
 class CheckingAgent:
@@ -207,145 +204,3 @@ def test_registry_errors_are_clear(monkeypatch):
     monkeypatch.setitem(sys.modules, "agents.checkpoint", None)
     with pytest.raises(ValueError, match="checkpoint loader"):
         make_agent("checkpoint:/no/such/file")
-
-
-# ------------------------------------------------------------------------------ hand split
-def _split(text: str, level: str = "2") -> list[str]:
-    lv = parse_rank(level)
-    _, comps = best_split(rank_state(parse_hand(text), lv), lv)
-    return sorted(action_text(component_action(c), lv) for c in comps)
-
-
-def test_split_finds_sequences_and_full_houses():
-    assert _split("S3 H4 C5 D6 S7") == ["straight 3-4-5-6-7"]
-    assert _split("S3 H3 C4 D4 S5 H5") == ["three_pairs 33-44-55"]
-    assert _split("S9 H9 C9 SK HK") == ["full_house 999-KK"]
-    assert _split("S8 H8 C8 D8") == ["bomb 8x4"]
-    assert _split("BJ BJ RJ RJ") == ["four_jokers BJ-BJ-RJ-RJ"]
-
-
-def test_split_uses_wildcards_where_they_save_plays():
-    # at level 2 the two H2 are wildcards: 3-4-_-6-7 becomes one straight
-    assert _split("S3 C4 D6 S7 H2") == ["straight 3-4-5-6-7 (1 wild)"]
-    # a wildcard joins a lone card rather than stay a second play
-    assert _split("S3 H2") == ["pair 33 (1 wild)"]
-    # two wildcards turn a triple into a 5-card bomb
-    assert _split("S3 D3 C3 S9 D9 H2 H2") == ["bomb 3x5 (2 wild)", "pair 99"]
-
-
-def test_split_components_are_legal_leads():
-    rng = np.random.default_rng(0)
-    deck = np.repeat(np.arange(54), 2)
-    for _ in range(30):
-        cards = rng.permutation(deck)[: rng.integers(5, 28)]
-        hand = np.bincount(cards, minlength=54).astype(np.uint8)
-        level = int(rng.integers(13))
-        cost, comps = best_split(rank_state(hand, level), level)
-        mask = movegen.lead_mask(hand, level)
-        used = np.zeros(15, dtype=np.int64)
-        wilds = 0
-        for c in comps:
-            a = component_action(c)
-            assert a > 0
-            used += T.NAT[a]
-            wilds += int(T.WILDS[a])
-            if T.KIND[a] != T.STRAIGHT:  # a one-suit plain straight is illegal (R-3.3)
-                assert mask[a], action_text(a, level)
-        c13, bj, rj, w = rank_state(hand, level)
-        assert used.tolist() == [*c13, bj, rj] and wilds == w
-        assert cost == pytest.approx(split_cost(rank_state(hand, level), level))
-
-
-# ------------------------------------------------------------------------------ table rules
-def _view(hand: str, level: str = "2", table=None, table_seat=-1, cards_left=None, seat=0):
-    counts = parse_hand(hand)
-    lv = parse_rank(level)
-    left = cards_left or [20, 20, 20, 20]
-    left[seat] = int(counts.sum())
-    view = SeatView(
-        seat=seat,
-        level=lv,
-        hand=counts,
-        phase="play",
-        table_action=-1 if table is None else table,
-        table_seat=table_seat,
-        cards_left=left,
-        finish_order=[],
-        levels=[lv, lv],
-        leveling_team=0,
-        history=[],
-        tribute_faces={},
-    )
-    mask = movegen.play_mask(counts, lv, table)
-    return {"action_mask": mask.astype(np.int8)}, {"view": view}
-
-
-def _single(rank: str) -> int:
-    return 1 + parse_rank(rank)
-
-
-def test_heuristic_goes_out_when_one_play_empties_the_hand():
-    obs, info = _view("S9 H9 C9 SK HK")
-    a = HeuristicAgent().act(obs, info)
-    assert declaration_text(a, "2") == "full_house 999-KK"
-
-
-def test_heuristic_leads_low_and_keeps_strong_cards():
-    obs, info = _view("S3 S7 S7 SQ HA BJ RJ D8 D8 C8")
-    a = HeuristicAgent().act(obs, info)
-    assert T.KIND[a] != T.SINGLE or T.KEY[a] < parse_rank("Q")
-    assert T.KEY[a] not in (13, 14)
-
-
-def test_heuristic_does_not_overtake_partner_or_bomb_early():
-    hand = "S5 H6 C7 S8 D9 SJ SJ DQ S4 H4 C4 D4 HA"
-    obs, info = _view(hand, table=_single("9"), table_seat=2)  # partner's 9
-    assert HeuristicAgent().act(obs, info) == T.PASS_ACTION
-    # an opponent with many cards played an ace: no bomb
-    obs, info = _view(hand, table=_single("A"), table_seat=1, cards_left=[0, 25, 20, 25])
-    assert HeuristicAgent().act(obs, info) == T.PASS_ACTION
-
-
-def test_heuristic_bombs_an_opponent_about_to_go_out():
-    hand = "S5 H6 C7 S8 D9 SJ SJ DQ S4 H4 C4 D4"
-    obs, info = _view(hand, table=_single("A"), table_seat=1, cards_left=[0, 2, 20, 25])
-    a = HeuristicAgent().act(obs, info)
-    assert declaration_text(a, "2") == "bomb 4x4"
-
-
-def test_heuristic_feeds_a_partner_about_to_go_out():
-    obs, info = _view("S3 S9 S9 C9 DK DK HA", cards_left=[0, 12, 1, 12])
-    a = HeuristicAgent().act(obs, info)
-    assert declaration_text(a, "2") == "single 3"
-
-
-def test_heuristic_chooses_a_legal_low_tribute_return():
-    env = raw_env(mode="deal")
-    for seed in range(10):
-        env.reset(seed=seed, options={"previous_order": [0, 1, 2, 3]})
-        name = env.agent_selection
-        if env.game.phase != "return":
-            continue
-        obs = LazyObservation(env, name)
-        a = HeuristicAgent().act(obs, env.infos[name])
-        assert T.KIND[a] == T.RETURN and obs["action_mask"][a]
-        env.step(a)
-        assert AGENTS.index(env.agent_selection) in range(4)
-
-
-def test_heuristic_decisions_are_fast():
-    import time
-
-    env = raw_env(mode="deal", random_levels=True, random_tribute=True)
-    agent, n, t = HeuristicAgent(), 0, 0.0
-    for seed in range(4):
-        env.reset(seed=seed)
-        while not all(env.terminations.values()):
-            name = env.agent_selection
-            obs, info = LazyObservation(env, name), env.infos[name]
-            t0 = time.perf_counter()
-            a = agent.act(obs, info)
-            t += time.perf_counter() - t0
-            n += 1
-            env.step(a)
-    assert t / n < 0.02  # generous bound for a loaded CI machine; typical is < 1 ms
