@@ -10,7 +10,6 @@ import copy
 
 import numpy as np
 import pytest
-from conftest import action_for, hands_array, make_game, play
 
 import guandan_env
 from guandan_env.core import actions as T
@@ -19,6 +18,7 @@ from guandan_env.core.engine import Game
 from guandan_env.core.illegal import IllegalActionError
 from guandan_env.core.text import cards_for_action, describe_action, legal_actions
 from guandan_env.envs.aec import raw_env
+from helpers.rules import action_for, hands_array, make_game, play
 
 
 def natural_id(kind: int, rank: str) -> int:

@@ -1,4 +1,4 @@
-"""Golden tests of the slow reference move generator alone (tests/reference_movegen.py).
+"""Golden tests of the slow reference move generator alone (tests/helpers/reference_movegen.py).
 
 Each test cites the RULES.md rule it checks (R-…).  The last group cross-checks the
 reference against a second, brute-force derivation written here: enumerate every
@@ -11,15 +11,12 @@ per-type enumeration of the reference.
 from __future__ import annotations
 
 import itertools
-import os
 import random
-import sys
 from collections import Counter
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_movegen import (  # noqa: E402
+from helpers.reference_movegen import (
     PASS,
     RANKS,
     SUITS,

@@ -1,7 +1,7 @@
 """Compare the fast, table-driven move generator with the slow reference (RULES.md R-2..R-5).
 
 Only the public contract of ``guandan_env`` is used: ``NUM_ACTIONS``, ``legal_actions``,
-``describe_action`` and ``cards_for_action``.  The reference (tests/reference_movegen.py)
+``describe_action`` and ``cards_for_action``.  The reference (tests/helpers/reference_movegen.py)
 is written from RULES.md alone, so any difference is a bug on one side.
 
 Random hands are drawn (seeded, own RNG) from the 108-card deck with sizes 1..27 (a quarter
@@ -14,15 +14,12 @@ after a uniformly random play id from the action table.
 from __future__ import annotations
 
 import functools
-import os
 import random
-import sys
 from collections import Counter
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_movegen import (  # noqa: E402
+from helpers.reference_movegen import (
     PASS,
     PLAY_KINDS,
     RANKS,

@@ -23,8 +23,8 @@ from guandan_env.encoding.obs_layout import (
 )
 from guandan_env.encoding.packing import OBS_BITS
 from guandan_env.env_version import ENV_VERSION
+from helpers import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "observation.md"
 VERSION = ROOT / "docs" / "environments.md"  # the env versions' history
 SHAPES = re.compile(r"float32\[(\d+)\]|\((?:B|\d+), (\d+)\)")  # observation shapes in docs

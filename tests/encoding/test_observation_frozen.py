@@ -1,5 +1,5 @@
 """Both encoders give back, bit for bit, the observations frozen in
-``tests/golden/observations.npz`` (every seat at every decision of random matches: levels,
+``tests/encoding/golden/observations.npz`` (every seat at every decision of random matches: levels,
 tribute, returns, resistance and bombs occur). Its ``guandan_v1`` file was written by the
 encoders of commit 6552481, before the observation was declared field by field
 (``encoding.obs_layout``). ``make_observations.py`` regenerates it when the layout changes on
@@ -26,7 +26,7 @@ def stored() -> np.ndarray:
     with np.load(frozen.FILE) as data:
         assert str(data["env_version"]) == ENV_VERSION, (
             "the frozen observations are of another env version: regenerate them with "
-            "python tests/golden/make_observations.py"
+            "python tests/encoding/golden/make_observations.py"
         )
         return frozen.unpack(data)
 

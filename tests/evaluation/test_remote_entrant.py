@@ -11,13 +11,11 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from experiments.evaluation.tournament import run_tournament
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 
 def _free_port() -> int:

@@ -1,7 +1,6 @@
 """Shared helpers for the rules tests (RULES.md R-1 … R-8).
 
-Test modules import these directly (``from conftest import make_game, play``): pytest puts
-``tests/`` on ``sys.path`` and registers this file as the module ``conftest``.
+Test modules import these directly (``from helpers.rules import make_game, play``).
 
 * ``make_game`` builds a ``Game`` for a crafted scenario: hands given as card text (partial
   hands allowed), team levels as rank text, leveling team, A-failures, previous finishing

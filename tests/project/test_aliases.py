@@ -5,13 +5,11 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from experiments._aliases import MOVED
-
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

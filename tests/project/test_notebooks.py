@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers import REPO
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = REPO / "notebooks"
 
 
 def execute(name: str, workdir: Path, monkeypatch, timeout: int = 600):
@@ -54,7 +56,7 @@ def test_tournament_analysis_runs(tmp_path, monkeypatch):
     assert (tmp_path / "results" / "nb_tournament" / "summary.json").exists()
 
 
-@pytest.mark.slow  # ~40 s; the same smoke run is tested in test_selfplay.py by default
+@pytest.mark.slow  # ~40 s; the same smoke run is tested in selfplay/test_trainer.py by default
 def test_training_runs(tmp_path, monkeypatch):
     """A smoke-sized RLlib run (about 30 s on 2 cores)."""
     execute("03_training.ipynb", tmp_path, monkeypatch, timeout=900)

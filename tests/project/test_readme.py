@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import REPO as ROOT
+
 README = ROOT / "README.md"
 DOCUMENTS = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 NO_RUN = "no-run"  # the info-string word that marks a python block as not to be run

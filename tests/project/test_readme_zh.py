@@ -5,9 +5,9 @@ same links, and the Guandan terms as players use them."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
+
 FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```", re.M | re.S)
 LINK = re.compile(r"\]\(([^)]+)\)")
 

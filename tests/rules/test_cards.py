@@ -1,8 +1,8 @@
 """Golden tests of RULES.md R-1 (table, deck, deal, notation) and R-2 (levels, level cards,
 wildcards, level order), through ``guandan_env.core.cards`` and the ``Game`` engine.
 
-Move-generation details of R-2.3 … R-4 are covered by ``test_reference_golden.py`` and
-``test_reference_vs_fast.py``; here only what those do not check: the deal, the notation both
+Move-generation details of R-2.3 … R-4 are covered by ``core/test_reference_golden.py`` and
+``core/test_reference_vs_fast.py``; here only what those do not check: the deal, the notation both
 ways, the level of a deal, and level order as the engine applies it when following.
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import action_for, make_game, pass_, play
 
 from guandan_env.core import actions as T
 from guandan_env.core.cards import (
@@ -27,6 +26,7 @@ from guandan_env.core.cards import (
     parse_rank,
 )
 from guandan_env.core.engine import Game, partner_of, team_of
+from helpers.rules import action_for, make_game, pass_, play
 
 RANKS = "23456789TJQKA"
 

@@ -2,7 +2,7 @@
 a deal, level gain, cap at A, passing A, failing A, deal cap), through the ``Game`` engine
 and, where the rule concerns the environment's episode, through the AEC env.
 
-Scenarios use small crafted hands; ``deal_with_order`` (conftest) plays a one-card-per-seat
+Scenarios use small crafted hands; ``deal_with_order`` (helpers.rules) plays a one-card-per-seat
 deal so the seats empty their hands in a chosen order.
 """
 
@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import (
+
+import guandan_env
+from guandan_env.core import actions as T
+from guandan_env.core.cards import parse_rank
+from guandan_env.core.engine import Game
+from guandan_env.envs.aec import raw_env
+from helpers.rules import (
     action_for,
     deal_with_order,
     drive_to_order,
@@ -20,12 +26,6 @@ from conftest import (
     play,
     staircase_hands,
 )
-
-import guandan_env
-from guandan_env.core import actions as T
-from guandan_env.core.cards import parse_rank
-from guandan_env.core.engine import Game
-from guandan_env.envs.aec import raw_env
 
 A, K, Q = 12, 11, 10
 

@@ -8,7 +8,13 @@ seats' hands never show).
 from __future__ import annotations
 
 import numpy as np
-from conftest import (
+
+from guandan_env.core import actions as T
+from guandan_env.core.cards import NUM_FACES, face_text, level_rank_value, parse_card
+from guandan_env.core.engine import Game
+from guandan_env.encoding.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
+from guandan_env.envs.aec import raw_env
+from helpers.rules import (
     card_bits,
     give_back,
     hands_array,
@@ -19,12 +25,6 @@ from conftest import (
     pass_,
     play,
 )
-
-from guandan_env.core import actions as T
-from guandan_env.core.cards import NUM_FACES, face_text, level_rank_value, parse_card
-from guandan_env.core.engine import Game
-from guandan_env.encoding.observation import MAX_CARDS, OBS_DIM, OBS_SLICES
-from guandan_env.envs.aec import raw_env
 
 KINDS = len(T.KIND_NAMES)
 

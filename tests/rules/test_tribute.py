@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import give_back, hands_array, legal_returns, make_game, play
 
 from guandan_env.core import actions as T
 from guandan_env.core.cards import face_text, parse_card, parse_rank
 from guandan_env.core.engine import Game
+from helpers.rules import give_back, hands_array, legal_returns, make_game, play
 
 
 def tribute_game(hands, order, level="5", other="9"):

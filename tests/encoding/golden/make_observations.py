@@ -1,10 +1,11 @@
-"""Regenerate the frozen observations: ``python tests/golden/make_observations.py``.
+"""Regenerate the frozen observations: ``python tests/encoding/golden/make_observations.py``.
 
 ``observations.npz`` holds, bit-packed (``encoding.packing``), the observation of every seat
 at every decision of a few random matches (random levels, tribute, returns, resistance,
-bombs): ``tests/test_observation_frozen.py`` requires both encoders to give them back bit for
-bit. A layout change shows up there; it is also a new env version (``guandan_env/env_version.py``):
-bump ``ENV_VERSION``, then regenerate this file. ``states`` below builds the decisions.
+bombs): ``tests/encoding/test_observation_frozen.py`` requires both encoders to give them back
+bit for bit. A layout change shows up there; it is also a new env version
+(``guandan_env/env_version.py``): bump ``ENV_VERSION``, then regenerate this file.
+``states`` below builds the decisions.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # an installed or PYTHONPATH guandan_env comes first

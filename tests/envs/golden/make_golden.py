@@ -1,8 +1,8 @@
-"""Regenerate the golden game transcripts: ``python tests/golden/make_golden.py``.
+"""Regenerate the golden game transcripts: ``python tests/envs/golden/make_golden.py``.
 
 Each file holds one game of four ``heuristic`` agents whose play shows one rule at work, found
 by scanning seeds: its replay (``guandan_env.envs.replay``: seed, options, actions, final check
-values) and the env's text log. ``tests/test_golden.py`` replays every file and requires the
+values) and the env's text log. ``tests/envs/test_golden.py`` replays every file and requires the
 same log, line for line, and the same final state: a rules change shows up as a readable diff.
 Regenerate only for a deliberate change, and read the diff.
 
@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
