@@ -1,6 +1,6 @@
 """Runnable experiments on guandan-env, as packages by job. The order of imports inside
 ``experiments`` is ``common`` ← ``evaluation`` ← ``selfplay`` ← ``hosts``, ``bench``,
-``examples``, ``dataset`` (``tests/test_layers.py`` enforces it):
+``examples``, ``dataset`` (``tests/project/test_layers.py`` enforces it):
 
 * ``common/``: typed configs (``typed_config``).
 * ``evaluation/``: ``duplicate`` (pair seeds, seating, one game, the pair loop,

@@ -3,7 +3,7 @@
 Run ``python notebooks/make_notebooks.py`` after editing the cells below.
 
 The notebooks are generated so that their code is reviewed as plain Python here, and so that
-they are stored without outputs or execution counts. ``tests/test_notebooks.py`` executes
+they are stored without outputs or execution counts. ``tests/project/test_notebooks.py`` executes
 them top to bottom. Sizes are small so they run in CI; each notebook says which numbers to
 raise for real runs.
 

@@ -22,7 +22,7 @@ column          meaning
 ``RETURN_FACE`` return actions: the face handed back (R-7.1); else -1
 ==============  ======================================================================
 
-Counts per kind (derived in ``tests/test_action_table.py``): pass 1, single 16, pair 29,
+Counts per kind (derived in ``tests/core/test_action_table.py``): pass 1, single 16, pair 29,
 triple 39, full house 871, straight 160, three pairs 120, two triples 78, bomb 234,
 straight flush 640, four jokers 1, return 54: 2,243 in all.
 """

@@ -10,7 +10,7 @@ natural card; alone they are a level single, two of them a level pair.
 Everything works in *rank space* (naturals per rank 2..A, jokers, wildcards); suits are
 ignored. Two methods, both returning the play count of a real split (so **never below the
 true minimum**; accuracy against an exact search is measured by
-``experiments/bench/hand_plan.py`` and checked in ``tests/test_hand_plan.py``):
+``experiments/bench/hand_plan.py`` and checked in ``tests/encoding/test_hand_plan.py``):
 
 ``fast`` (default, ``fast_plays``): the group part (singles, pairs, triples, full houses,
 bombs, four jokers, wildcards placed where they save most) is computed exactly from the

@@ -14,7 +14,7 @@ AEC env (``guandan_env.env``), the batched ``VectorGuandanEnv`` — and raises
 * observations have ``OBS_DIM`` finite values in ``[0, 1]`` (the observation space);
 * a deal's rewards are ±1, ±2 or ±3, equal for partners, zero-sum (R-6.3).
 
-``tests/test_conformance.py`` runs it for all three with random levels and tribute.
+``tests/envs/test_conformance.py`` runs it for all three with random levels and tribute.
 """
 
 from __future__ import annotations

@@ -1,0 +1,35 @@
+"""Shared by the self-play tests: a small network config and running Ray in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from helpers import REPO
+
+SMALL_MODEL = {"trunk": [32, 32], "cand": [16]}
+
+
+def run_python(script: str, args: list[str], timeout: int) -> str:
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # one process group: a hang is killed with its Ray workers
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        pytest.fail(f"exceeded {timeout} s:\n{out[-3000:]}")
+    assert proc.returncode == 0, out[-5000:]
+    return out

@@ -1,0 +1,193 @@
+"""The vector env runner (``experiments.selfplay.rllib.env_runner``): its RLlib contract
+(sample, metrics, set_state), seeding, GAE, shipped features, league members.
+
+Runs that start Ray go through subprocesses with hard timeouts, so a Ray hang cannot stall CI.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from agents.candidate_net import CandidateNet
+from guandan_env.core.actions import NUM_ACTIONS
+from helpers.selfplay import SMALL_MODEL
+from helpers.selfplay import run_python as _run_python
+
+# ---------------------------------------------------------------------- the env runner
+RUNNER_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    from experiments.selfplay.rllib.algorithm import build_algo_config, init_ray
+    from experiments.selfplay.config import load_config
+    from ray.rllib.core import COMPONENT_RL_MODULE, DEFAULT_MODULE_ID
+
+    num = int(sys.argv[1])
+    cfg = load_config("configs/smoke.yaml", [f"runners.num={num}", "runners.tables=16",
+                      "runners.steps_per_call=16", "ppo.minibatch_size=128"])
+    init_ray(cfg.ray)
+    algo = build_algo_config(cfg).build_algo()
+    out = {}
+    # a warm start's weights reach the runners before any update (no sequence-number skip)
+    import tempfile
+    from pathlib import Path
+    from agents.candidate_net import CandidateNet, policy_state
+    from experiments.selfplay import SelfPlayTrainer
+    trainer = SelfPlayTrainer(cfg, Path(tempfile.mkdtemp()))
+    trainer.algo = algo
+    warm = policy_state(CandidateNet(cfg.model))
+    trainer._set_main_weights(warm)
+    states = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.get_state(), local_env_runner=(num == 0))
+    rw = states[0][COMPONENT_RL_MODULE][DEFAULT_MODULE_ID]
+    out["warm_weights"] = all(np.array_equal(rw["net." + k], v) for k, v in warm.items())
+    for it in range(2):
+        algo.train()
+        info = algo.last_info
+        out[f"steps{it}"] = info["env_steps"]
+        out[f"metrics{it}"] = {k: v for k, v in info["runner_metrics"][0].items()
+                               if isinstance(v, (int, float))}
+    algo.stop_sampling()
+    # set_state: the runners hold the learner's weights after a sync
+    learner = algo.learner_group.get_state(components="learner/rl_module")
+    lw = learner["learner"]["rl_module"][DEFAULT_MODULE_ID]
+    algo.env_runner_group.sync_weights(from_worker_or_learner_group=algo.learner_group)
+    states = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.get_state(), local_env_runner=(num == 0))
+    rw = states[0][COMPONENT_RL_MODULE][DEFAULT_MODULE_ID]
+    out["same_weights"] = all(np.array_equal(np.asarray(lw[k]), rw[k]) for k in rw)
+    out["runners"] = algo.env_runner_group.num_remote_env_runners()
+    batch = algo.env_runner_group.foreach_env_runner(
+        lambda r: r.sample(), local_env_runner=(num == 0))[0]
+    out["legal"] = bool(np.unpackbits(batch["mask_bits"], axis=1)[
+        np.arange(len(batch["actions"])), batch["actions"]].all())
+    algo.stop()
+    print("RESULT " + json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("num_runners", [0, 1])
+def test_runner_contract_sample_metrics_set_state(num_runners):
+    out = _run_python(RUNNER_SCRIPT, [str(num_runners)], 180)
+    res = json.loads(out.split("RESULT ", 1)[1].splitlines()[0])
+    assert res["runners"] == num_runners
+    for it in range(2):
+        m = res[f"metrics{it}"]
+        assert res[f"steps{it}"] >= 16 * 16 // 4  # a quarter of the steps' decisions
+        assert m["num_env_steps_sampled"] == res[f"steps{it}"]  # what PPO's loop counts
+        assert m["num_game_steps"] > 0
+    assert res["warm_weights"] and res["same_weights"] and res["legal"]
+
+
+def _local_runner(seed: int, **overrides):
+    import gymnasium as gym
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from experiments.selfplay.rllib.env_runner import VectorEnvRunner
+    from guandan_env.encoding.observation import OBS_DIM
+
+    env_config = {"tables": 16, "steps_per_call": 40, "seed": seed, "model": SMALL_MODEL}
+    env_config.update(overrides)
+    config = PPOConfig().environment(
+        observation_space=gym.spaces.Box(0, 1, (OBS_DIM,), np.float32),
+        action_space=gym.spaces.Discrete(NUM_ACTIONS),
+        env_config=env_config,
+    )
+    torch.manual_seed(0)  # equal initial weights for the two runners compared
+    return VectorEnvRunner(config=config, worker_index=0)
+
+
+def test_equal_seeds_give_equal_samples():
+    a, b, c = _local_runner(7), _local_runner(7), _local_runner(8)
+    state = a.get_state()
+    b.set_state(state)
+    c.set_state(state)
+    sa, sb, sc = a.sample(), b.sample(), c.sample()
+    for k in sa:
+        assert np.array_equal(sa[k], sb[k]), k
+    assert not np.array_equal(sa["obs_bits"][:50], sc["obs_bits"][:50])
+
+
+def test_gae_targets_are_the_deal_reward_with_lambda_one():
+    """With γ = λ = 1 every decision's target is its seat's final reward (±1..3, R-6.3), and
+    the advantage is that reward minus the value the acting pass predicted."""
+    runner = _local_runner(3, **{"lambda": 1.0})
+    s = runner.sample()
+    targets = s["value_targets"]
+    assert np.allclose(targets, np.round(targets), atol=1e-5)  # float32 sums of adv + value
+    assert set(np.unique(np.round(targets))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+    assert np.allclose(s["advantages"], s["value_targets"] - s["values"], atol=1e-5)
+    m = runner.get_metrics()
+    assert m["num_env_steps_sampled"] == len(s["actions"])
+
+
+def test_forced_decisions_skip_the_network_and_the_learner_batch():
+    """A decision with one legal action carries no policy gradient: with ``skip_forced``
+    (the default) it is played without the network, never stored, and counted apart; the
+    GAE chain goes from choice to choice, so with γ = λ = 1 every target is still the
+    seat's final reward (the same as with the forced decisions kept)."""
+    from guandan_env.encoding.packing import unpack_masks
+
+    runner = _local_runner(5, **{"lambda": 1.0})
+    seen = []
+    act_batch = runner.net.act_batch
+
+    def watched(d, rng, greedy=False):
+        seen.append(np.bincount(d.rows.numpy()))  # candidates per decision in the batch
+        return act_batch(d, rng, greedy)
+
+    runner.net.act_batch = watched
+    s = runner.sample()
+    m = runner.get_metrics()
+    assert seen and min(int(c.min()) for c in seen) >= 2, "a forced decision reached the net"
+    legal = unpack_masks(s["mask_bits"]).sum(axis=1)
+    assert legal.min() >= 2 and m["num_env_steps_sampled"] == len(s["actions"])
+    assert 0 < m["num_forced_steps"] < m["num_game_steps"]
+    print(f"forced share of game decisions: {m['num_forced_steps'] / m['num_game_steps']:.1%}")
+    assert set(np.unique(np.round(s["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+
+    kept = _local_runner(5, **{"lambda": 1.0, "skip_forced": False}).sample()
+    legal_kept = unpack_masks(kept["mask_bits"]).sum(axis=1)
+    assert (legal_kept == 1).any()  # without skipping, forced decisions are learner samples
+    assert set(np.unique(np.round(kept["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+
+
+def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
+    """The runner ships each decision's state and candidate blocks (computed when it acted);
+    the learner's minibatches must carry exactly what ``decision_features`` gives for their
+    rows, and the network must read the same inputs either way."""
+    from agents.candidate_net import CandidateNet, prepare_packed
+    from experiments.selfplay.rllib.env_runner import minibatches
+    from guandan_env.encoding.candidate_features import candidates_packed, decision_features
+    from guandan_env.encoding.packing import OBS_BITS
+
+    runner = _local_runner(5)
+    sample = runner.sample()
+    net = CandidateNet()
+    for mb in minibatches(sample, 97, np.random.default_rng(0)):
+        binary = np.unpackbits(mb["obs_bits"], axis=1, count=OBS_BITS)
+        rows, ids = candidates_packed(mb["mask_bits"])
+        inputs = decision_features(binary, rows, ids)
+        assert np.array_equal(inputs.state, mb["state_feats"])
+        assert np.array_equal(inputs.rest, mb["cand_rest"])
+        assert np.array_equal(np.bincount(rows, minlength=len(mb["actions"])), mb["cand_count"])
+        args = (mb["obs_bits"], mb["obs_scalar"], mb["mask_bits"], net.features)
+        shipped = prepare_packed(*args, (mb["state_feats"], mb["cand_rest"]))
+        computed = prepare_packed(*args)
+        for field in ("obs_idx", "obs_offsets", "dense", "rows", "ids", "akeys", "ainv", "rest"):
+            assert torch.equal(getattr(shipped, field), getattr(computed, field)), field
+
+
+def test_league_members_play_inside_the_runner():
+    runner = _local_runner(4, self_share=0.0)
+    member = CandidateNet(SMALL_MODEL)
+    runner.set_league([("bc", {k: v.numpy() for k, v in member.state_dict().items()})])
+    runner.sample()
+    m = runner.get_metrics()
+    assert m["games_vs_bc"] > 0 and "bc" in m["league_win_rates"]
