@@ -89,21 +89,7 @@ def test_no_import_points_to_a_later_layer():
 
 def test_module_level_imports_have_no_cycle():
     _, graph = _graph()
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    cycles: list[str] = []
-
-    def visit(m: str, path: list[str]) -> None:
-        state[m] = 1
-        for n in sorted(graph[m]):
-            if state.get(n) == 1:
-                cycles.append(" -> ".join([*path[path.index(n) :], n]))
-            elif n not in state:
-                visit(n, [*path, n])
-        state[m] = 2
-
-    for m in sorted(graph):
-        if m not in state:
-            visit(m, [m])
+    cycles = _cycles(graph)
     assert cycles == [], "import cycles: " + "; ".join(cycles)
 
 
