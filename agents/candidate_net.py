@@ -23,63 +23,35 @@ blocks off (zeroed) for ablations.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from guandan_env.core.actions import NUM_ACTIONS
-from guandan_env.core.config_keys import merge_known
-from guandan_env.encoding.candidate_features import (
-    ACTION_FEATURE_TABLE,
-    AFTER_DIM,
-    CAND_DIM,
-    REST_DIM,
-    STATE_DIM,
-    action_keys,
-    candidates_packed,
-    decision_features,
+from agents.candidate_inputs import (
+    DEFAULT_MODEL_CONFIG,
+    FEATURE_BLOCKS,
+    DecisionArrays,
+    check_model_config,
+    decision_arrays,
 )
+from guandan_env.core.actions import NUM_ACTIONS
+from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE, CAND_DIM, STATE_DIM
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
-from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
+from guandan_env.encoding.hand_plan import PlanCache
 from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
 
-FEATURE_BLOCKS = ("after", "plan", "state")
-DEFAULT_MODEL_CONFIG: dict[str, Any] = {
-    "trunk": [256, 256],  # MLP over observation + state features
-    "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
-    "id_embedding": True,  # learned per-id embedding E[a]
-    "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
-}
+__all__ = ["DEFAULT_MODEL_CONFIG", "FEATURE_BLOCKS", "check_model_config", "CandidateNet"]
+
 _FEATURE_TABLE = torch.from_numpy(ACTION_FEATURE_TABLE)  # shares the numpy table
-
-
-def check_model_config(model_config: dict | None) -> dict:
-    """Merge over the defaults; unknown keys or blocks raise ``ValueError`` naming them."""
-    cfg = merge_known(DEFAULT_MODEL_CONFIG, model_config, "model config")
-    for key in ("trunk", "cand"):
-        cfg[key] = [int(h) for h in cfg[key]]
-        if not cfg[key] or min(cfg[key]) < 1:
-            raise ValueError(f"model.{key} must be a non-empty list of positive sizes")
-    cfg["id_embedding"] = bool(cfg["id_embedding"])
-    cfg["features"] = list(cfg["features"])
-    bad = sorted(set(cfg["features"]) - set(FEATURE_BLOCKS))
-    if bad:
-        raise ValueError(f"model.features: unknown block(s) {bad}; known: {list(FEATURE_BLOCKS)}")
-    return cfg
 
 
 @dataclass
 class Decisions:
-    """A batch of decisions as the network reads them (torch tensors).
-
-    The observation's 0/1 part enters as the indices of its set bits (``obs_idx``, a flat
-    vector, ``obs_offsets`` where each decision's start), so the first layer is a sum of
-    embedding rows (~150 of the ``OBS_BITS`` bits are set): ~10x cheaper than a dense matmul,
-    same math.
-    """
+    """A batch of decisions as the network reads them: ``candidate_inputs.DecisionArrays``
+    as torch tensors (sharing memory)."""
 
     obs_idx: torch.Tensor  # (K,) int64: indices of the set observation bits, row by row
     obs_offsets: torch.Tensor  # (N,) int64: start of each decision's indices
@@ -94,30 +66,9 @@ class Decisions:
     def n(self) -> int:
         return int(self.dense.shape[0])
 
-
-def _block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """0/1 column masks of the candidate (past the action block) and state inputs for the
-    enabled blocks."""
-    cand = np.ones(REST_DIM, dtype=np.float32)
-    if "after" not in features:
-        cand[:AFTER_DIM] = 0
-    if "plan" not in features:
-        cand[AFTER_DIM:] = 0
-    state = np.ones(STATE_DIM, dtype=np.float32)
-    if "plan" not in features:
-        state[:PLAN_DIM] = 0
-    if "state" not in features:
-        state[PLAN_DIM:] = 0
-    return cand, state
-
-
-def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(distinct keys ascending, position of each key among them)``; O(M + table)."""
-    present = np.zeros(ACTION_FEATURE_TABLE.shape[0], dtype=bool)
-    present[keys] = True
-    distinct = np.flatnonzero(present)
-    position = np.cumsum(present, dtype=np.int64) - 1
-    return distinct, position[keys]
+    @classmethod
+    def from_arrays(cls, a: DecisionArrays) -> Decisions:
+        return cls(*(torch.from_numpy(getattr(a, f.name)) for f in fields(DecisionArrays)))
 
 
 def prepare_binary(
@@ -128,46 +79,9 @@ def prepare_binary(
     shipped: tuple[np.ndarray, np.ndarray] | None = None,
     cache: PlanCache | None = None,
 ) -> Decisions:
-    """Inputs from the observations' 0/1 part ``binary (N, OBS_BITS)`` (bool, or uint8 0/1),
-    their scalar and the packed masks. ``shipped``: the ``(state (N, STATE_DIM), rest
-    (M, REST_DIM))`` blocks of these decisions as an acting pass computed them (a stored
-    sample carries them), else they are computed here (``cache``: a ``hand_plan.PlanCache``)."""
-    rows, ids = candidates_packed(mask_bits)
-    n = binary.shape[0]
-    if rows.size == 0 or not np.bincount(rows, minlength=n).all():
-        raise ValueError("every decision needs at least one legal action in its mask")
-    if shipped is None:
-        inputs = decision_features(binary, rows, ids, cache)
-        st, rest, keys = inputs.state, inputs.rest, inputs.keys
-    else:
-        st, rest = (np.asarray(x, dtype=np.float32) for x in shipped)
-        if st.shape != (n, STATE_DIM) or rest.shape != (rows.size, REST_DIM):
-            raise ValueError(
-                f"shipped features of shapes {st.shape}, {rest.shape} for {n} decisions with "
-                f"{rows.size} candidates (want ({n}, {STATE_DIM}), ({rows.size}, {REST_DIM}))"
-            )
-        keys = action_keys(binary, rows, ids)
-    if features is not None and set(features) != set(FEATURE_BLOCKS):
-        cm, sm = _block_mask(features)
-        rest = rest * cm
-        st = st * sm
-    akeys, ainv = _distinct(keys)
-    # over bools: 2x faster than over uint8, and faster than np.nonzero over the 2-D array
-    flat = np.flatnonzero(binary.view(bool) if binary.dtype == np.uint8 else binary)
-    r = flat // OBS_BITS
-    c = flat - r * OBS_BITS
-    offsets = np.zeros(n, dtype=np.int64)
-    np.cumsum(np.bincount(r, minlength=n)[:-1], out=offsets[1:])
-    dense = np.concatenate([np.asarray(scalar, np.float32)[:, None], st], axis=1)
-    return Decisions(
-        torch.from_numpy(c),
-        torch.from_numpy(offsets),
-        torch.from_numpy(dense),
-        torch.from_numpy(rows),
-        torch.from_numpy(ids),
-        torch.from_numpy(akeys),
-        torch.from_numpy(ainv),
-        torch.from_numpy(np.ascontiguousarray(rest)),
+    """``candidate_inputs.decision_arrays`` as torch tensors."""
+    return Decisions.from_arrays(
+        decision_arrays(binary, scalar, mask_bits, features, shipped, cache)
     )
 
 
@@ -192,7 +106,7 @@ def prepare_packed(
     shipped: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Decisions:
     """``prepare`` from ``guandan_env.encoding.packing`` arrays (stored samples); ``shipped``: see
-    ``prepare_binary``."""
+    ``candidate_inputs.decision_arrays``."""
     binary = np.unpackbits(obs_bits, axis=1, count=OBS_BITS)
     return prepare_binary(binary, obs_scalar, mask_bits, features, shipped)
 

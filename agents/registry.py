@@ -174,6 +174,28 @@ register(
 )
 
 
+def _pretrained(arg: str | None, seed: int | None) -> Agent:
+    from agents.zoo import load_pretrained_agent
+
+    return load_pretrained_agent(arg or "", seed)
+
+
+def _pretrained_identity(arg: str | None) -> Hashable:
+    from agents.zoo import resolve
+
+    return resolve(arg or "")
+
+
+register(
+    "pretrained",
+    _pretrained,
+    "pretrained:NAME  a model the project trained, shipped in the package and played in numpy "
+    "(python -m agents.zoo list)",
+    identity=_pretrained_identity,
+    takes_argument=True,
+)
+
+
 def _search(arg: str | None, seed: int | None) -> Agent:
     try:
         from agents.search_agent import SearchAgent, parse_search_spec

@@ -152,6 +152,7 @@ def _remote_clients(tmp_path, request) -> str:
 
 EXAMPLES = {
     "checkpoint": lambda tmp_path, request: f"checkpoint:{_tiny_policy(tmp_path)}",
+    "pretrained": lambda tmp_path, request: "pretrained:default",
     "remote": _remote_clients,
     # searches only near the end of a deal, with few worlds: whole deals stay cheap
     "search": lambda tmp_path, request: (

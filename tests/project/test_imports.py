@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+from helpers.extras import BLOCKER
+
 HEAVY = ("gymnasium", "pettingzoo", "torch", "ray")
 
 
@@ -40,32 +42,6 @@ def test_package_import_builds_no_big_table():
     assert int(plain) == 15**5 - 4
     stmt = "import guandan_env; assert guandan_env.legal_actions('H3 S3', '2')"
     assert _loaded_after(stmt) == []
-
-
-# what only the extras install (pyproject.toml): train, analysis, interop, web
-EXTRAS_ONLY = (
-    "torch",
-    "ray",
-    "tensorboard",
-    "yaml",
-    "tqdm",
-    "matplotlib",
-    "pandas",
-    "torchrl",
-    "tianshou",
-    "pyspiel",
-    "websockets",
-    "starlette",
-    "uvicorn",
-)
-BLOCKER = f"""
-import sys
-class _Blocked:
-    def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in {EXTRAS_ONLY!r}:
-            raise ModuleNotFoundError(f'No module named {{name!r}} (an extra)', name=name)
-sys.meta_path.insert(0, _Blocked())
-"""
 
 
 def test_the_core_plays_whole_games_without_any_extra():

@@ -1,0 +1,149 @@
+"""The candidate network's model config and inputs, in numpy only.
+
+What ``agents.candidate_net.CandidateNet`` (torch) and its numpy twin
+``agents.zoo.numpy_net.NumpyCandidateNet`` both read: the model config with its defaults and
+checks, and a batch of decisions as arrays (``DecisionArrays``): the set bits of each
+observation's 0/1 part, the dense inputs, and the legal candidates with their features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from guandan_env.core.config_keys import merge_known
+from guandan_env.encoding.candidate_features import (
+    ACTION_FEATURE_TABLE,
+    AFTER_DIM,
+    REST_DIM,
+    STATE_DIM,
+    action_keys,
+    candidates_packed,
+    decision_features,
+)
+from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
+from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
+
+FEATURE_BLOCKS = ("after", "plan", "state")
+DEFAULT_MODEL_CONFIG: dict[str, Any] = {
+    "trunk": [256, 256],  # MLP over observation + state features
+    "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
+    "id_embedding": True,  # learned per-id embedding E[a]
+    "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
+}
+
+
+def check_model_config(model_config: dict | None) -> dict:
+    """Merge over the defaults; unknown keys or blocks raise ``ValueError`` naming them."""
+    cfg = merge_known(DEFAULT_MODEL_CONFIG, model_config, "model config")
+    for key in ("trunk", "cand"):
+        cfg[key] = [int(h) for h in cfg[key]]
+        if not cfg[key] or min(cfg[key]) < 1:
+            raise ValueError(f"model.{key} must be a non-empty list of positive sizes")
+    cfg["id_embedding"] = bool(cfg["id_embedding"])
+    cfg["features"] = list(cfg["features"])
+    bad = sorted(set(cfg["features"]) - set(FEATURE_BLOCKS))
+    if bad:
+        raise ValueError(f"model.features: unknown block(s) {bad}; known: {list(FEATURE_BLOCKS)}")
+    return cfg
+
+
+@dataclass
+class DecisionArrays:
+    """A batch of decisions as the network reads them (numpy arrays).
+
+    The observation's 0/1 part enters as the indices of its set bits (``obs_idx``, a flat
+    vector, ``obs_offsets`` where each decision's start), so the first layer is a sum of
+    weight rows (~150 of the ``OBS_BITS`` bits are set): ~10x cheaper than a dense matmul,
+    same math.
+    """
+
+    obs_idx: np.ndarray  # (K,) int64: indices of the set observation bits, row by row
+    obs_offsets: np.ndarray  # (N,) int64: start of each decision's indices
+    dense: np.ndarray  # (N, 1 + STATE_DIM) float32: bomb-power scalar + state features
+    rows: np.ndarray  # (M,) int64: decision of each candidate, ascending
+    ids: np.ndarray  # (M,) int64: action id of each candidate
+    akeys: np.ndarray  # (U,) int64: the batch's distinct rows of ACTION_FEATURE_TABLE
+    ainv: np.ndarray  # (M,) int64: each candidate's position in akeys
+    rest: np.ndarray  # (M, REST_DIM) float32: the candidate rows past the action block
+
+    @property
+    def n(self) -> int:
+        return int(self.dense.shape[0])
+
+
+def block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """0/1 column masks of the candidate (past the action block) and state inputs for the
+    enabled blocks."""
+    cand = np.ones(REST_DIM, dtype=np.float32)
+    if "after" not in features:
+        cand[:AFTER_DIM] = 0
+    if "plan" not in features:
+        cand[AFTER_DIM:] = 0
+    state = np.ones(STATE_DIM, dtype=np.float32)
+    if "plan" not in features:
+        state[:PLAN_DIM] = 0
+    if "state" not in features:
+        state[PLAN_DIM:] = 0
+    return cand, state
+
+
+def distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct keys ascending, position of each key among them)``; O(M + table)."""
+    present = np.zeros(ACTION_FEATURE_TABLE.shape[0], dtype=bool)
+    present[keys] = True
+    found = np.flatnonzero(present)
+    position = np.cumsum(present, dtype=np.int64) - 1
+    return found, position[keys]
+
+
+def decision_arrays(
+    binary: np.ndarray,
+    scalar: np.ndarray,
+    mask_bits: np.ndarray,
+    features: list[str] | None,
+    shipped: tuple[np.ndarray, np.ndarray] | None = None,
+    cache: PlanCache | None = None,
+) -> DecisionArrays:
+    """Inputs from the observations' 0/1 part ``binary (N, OBS_BITS)`` (bool, or uint8 0/1),
+    their scalar and the packed masks. ``shipped``: the ``(state (N, STATE_DIM), rest
+    (M, REST_DIM))`` blocks of these decisions as an acting pass computed them (a stored
+    sample carries them), else they are computed here (``cache``: a ``hand_plan.PlanCache``)."""
+    rows, ids = candidates_packed(mask_bits)
+    n = binary.shape[0]
+    if rows.size == 0 or not np.bincount(rows, minlength=n).all():
+        raise ValueError("every decision needs at least one legal action in its mask")
+    if shipped is None:
+        inputs = decision_features(binary, rows, ids, cache)
+        st, rest, keys = inputs.state, inputs.rest, inputs.keys
+    else:
+        st, rest = (np.asarray(x, dtype=np.float32) for x in shipped)
+        if st.shape != (n, STATE_DIM) or rest.shape != (rows.size, REST_DIM):
+            raise ValueError(
+                f"shipped features of shapes {st.shape}, {rest.shape} for {n} decisions with "
+                f"{rows.size} candidates (want ({n}, {STATE_DIM}), ({rows.size}, {REST_DIM}))"
+            )
+        keys = action_keys(binary, rows, ids)
+    if features is not None and set(features) != set(FEATURE_BLOCKS):
+        cm, sm = block_mask(features)
+        rest = rest * cm
+        st = st * sm
+    akeys, ainv = distinct(keys)
+    # over bools: 2x faster than over uint8, and faster than np.nonzero over the 2-D array
+    flat = np.flatnonzero(binary.view(bool) if binary.dtype == np.uint8 else binary)
+    r = flat // OBS_BITS
+    c = flat - r * OBS_BITS
+    offsets = np.zeros(n, dtype=np.int64)
+    np.cumsum(np.bincount(r, minlength=n)[:-1], out=offsets[1:])
+    dense = np.concatenate([np.asarray(scalar, np.float32)[:, None], st], axis=1)
+    return DecisionArrays(c, offsets, dense, rows, ids, akeys, ainv, np.ascontiguousarray(rest))
+
+
+def observation_arrays(
+    obs: np.ndarray, mask: np.ndarray, features: list[str] | None = None
+) -> DecisionArrays:
+    """Inputs of decisions ``obs float32 (N, OBS_DIM)``, ``mask (N, NUM_ACTIONS)``."""
+    obs = np.asarray(obs)
+    return decision_arrays(obs[:, BINARY] != 0, obs[:, SCALAR_INDEX], pack_masks(mask), features)
