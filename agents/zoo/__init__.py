@@ -52,6 +52,18 @@ def strongest() -> str | None:
     return found[0]["name"] if found else None
 
 
+def pretrained_specs() -> list[str]:
+    """``pretrained:NAME`` of every shipped model, strongest first."""
+    return [f"pretrained:{c['name']}" for c in cards()]
+
+
+def default_opponent() -> str:
+    """What hosts seat when the user names no agent: the strongest shipped model, else the
+    rule-based agent."""
+    best = strongest()
+    return f"pretrained:{best}" if best else "heuristic"
+
+
 @lru_cache(maxsize=8)
 def _net(name: str):
     from agents.zoo.numpy_net import NumpyCandidateNet

@@ -108,6 +108,31 @@ def bradley_terry(
     ``outcomes`` lists ``(i, j, s)``: one comparison of agent i against agent j in which i
     scored ``s`` in [0, 1] (1 win, 0.5 tie, 0 loss).
     """
+    theta, cov = _fit(n_agents, outcomes, prior_precision, max_iter, tol)
+    centre = np.eye(n_agents) - 1.0 / n_agents
+    se = np.sqrt(np.clip(np.diag(centre @ cov @ centre), 0.0, None))
+    return theta - theta.mean(), se
+
+
+def bradley_terry_anchored(
+    n_agents: int, outcomes: Sequence[tuple[int, int, float]], anchor: int, **fit: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Strengths relative to agent ``anchor`` (its strength 0, standard error 0) and the
+    standard errors of each difference to it."""
+    theta, cov = _fit(n_agents, outcomes, **fit)
+    var = np.diag(cov) + cov[anchor, anchor] - 2.0 * cov[:, anchor]
+    return theta - theta[anchor], np.sqrt(np.clip(var, 0.0, None))
+
+
+def _fit(
+    n_agents: int,
+    outcomes: Sequence[tuple[int, int, float]],
+    prior_precision: float = 0.01,
+    max_iter: int = 100,
+    tol: float = 1e-10,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(strengths, covariance)``: the penalised maximum-likelihood fit by Newton's method
+    and the inverse of its observed information."""
     if n_agents < 1:
         raise ValueError("need at least one agent to rate")
     if prior_precision <= 0:
@@ -146,18 +171,26 @@ def bradley_terry(
     p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))
     w = games * p * (1.0 - p)
     info = np.diag(w.sum(1)) - w + lam * np.eye(n_agents)
-    centre = np.eye(n_agents) - 1.0 / n_agents
-    cov = centre @ np.linalg.inv(info) @ centre
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    return theta - theta.mean(), se
+    return theta, np.linalg.inv(info)
 
 
-def elo_table(names: Sequence[str], outcomes: Sequence[tuple[int, int, float]]) -> list[dict]:
-    """Ratings on the Elo scale with 95% intervals, best first."""
-    theta, se = bradley_terry(len(names), outcomes)
+def elo_table(
+    names: Sequence[str],
+    outcomes: Sequence[tuple[int, int, float]],
+    anchor: str | None = None,
+    anchor_rating: float = ELO_BASE,
+) -> list[dict]:
+    """Ratings on the Elo scale with 95% intervals, best first: centred on ``ELO_BASE``, or
+    with ``anchor``'s rating fixed at ``anchor_rating`` (intervals: of the difference to it)."""
+    if anchor is None:
+        theta, se = bradley_terry(len(names), outcomes)
+        base = ELO_BASE
+    else:
+        theta, se = bradley_terry_anchored(len(names), outcomes, list(names).index(anchor))
+        base = anchor_rating
     rows = []
     for k, name in enumerate(names):
-        r, h = ELO_BASE + ELO_PER_LOGIT * theta[k], 1.96 * ELO_PER_LOGIT * se[k]
+        r, h = base + ELO_PER_LOGIT * theta[k], 1.96 * ELO_PER_LOGIT * se[k]
         rows.append(
             {
                 "agent": name,

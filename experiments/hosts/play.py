@@ -158,8 +158,15 @@ def _parser() -> argparse.ArgumentParser:
         epilog=specs_help(),
     )
     p.add_argument("--seat", type=int, default=0, choices=range(4), help="your seat (0-3)")
-    p.add_argument("--partner", default="heuristic", metavar="SPEC", help="partner agent spec")
-    p.add_argument("--opponents", default="heuristic", metavar="SPEC", help="opponents' spec")
+    p.add_argument(
+        "--partner",
+        default=None,
+        metavar="SPEC",
+        help="partner agent spec (default: the strongest shipped model, python -m agents.zoo list)",
+    )
+    p.add_argument(
+        "--opponents", default=None, metavar="SPEC", help="opponents' spec (default: as --partner)"
+    )
     p.add_argument("--seed", type=int, default=None, help="game seed (random when omitted)")
     p.add_argument("--mode", choices=("deal", "match"), default="deal", help="one deal or a match")
     p.add_argument("--max-deals", type=int, default=None, help="cap a match at N deals (R-6.8)")
@@ -194,6 +201,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.say(f"error: {e}")
         return 2
     human = args.seat
+    from agents.zoo import default_opponent
+
+    args.partner = args.partner or default_opponent()
+    args.opponents = args.opponents or default_opponent()
     specs = {s: (args.partner if s == (human + 2) % 4 else args.opponents) for s in range(4)}
     agents: dict[int, Any] = {}
     for s in range(4):

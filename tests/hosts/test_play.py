@@ -38,7 +38,11 @@ def test_plays_a_full_deal_and_saves_a_replay(tmp_path):
     assert "----- Deal over:" in out and "Levels: your team" in out
     assert "Traceback" not in out
     rep = load(path)
-    assert rep.meta["human_seat"] == 0 and rep.meta["specs"]["2"] == "heuristic"
+    from agents.zoo import default_opponent
+
+    # no agent named: the strongest shipped model partners and opposes
+    assert default_opponent().startswith("pretrained:")
+    assert rep.meta["human_seat"] == 0 and rep.meta["specs"]["2"] == default_opponent()
     game = replay_game(rep)  # verifies the recorded final state
     assert game.deal_over
 

@@ -439,7 +439,9 @@ def test_tables_seat_only_agents_the_server_offers(live, tmp_path):
     (ckpt / "policy.pt").write_text("not a torch file")
     (ckpt / "trainer_state.json").write_text("{}")
     listed = _request(port, "GET", "/api/agents")[1]["agents"]
-    assert listed == ["heuristic", "random", f"checkpoint:{run}"]
+    from agents.zoo import pretrained_specs
+
+    assert listed == [*pretrained_specs(), "heuristic", "random", f"checkpoint:{run}"]
     body = json.dumps({"seats": ["human", f"checkpoint:{run}", "random", "random"]}).encode()
     status, out = _request(port, "POST", "/api/tables", body, JSON)
     assert status == 400 and out["error"].endswith("could not be loaded")
@@ -449,7 +451,7 @@ def test_tables_seat_only_agents_the_server_offers(live, tmp_path):
 def test_half_sent_requests_and_idle_connections_are_bounded(tmp_path, monkeypatch):
     monkeypatch.setattr(guard, "HEADER_TIMEOUT", 0.5)
     monkeypatch.setattr(guard, "MAX_CONNECTIONS", 4)
-    srv, t, port = _start(create_app(tmp_path, delay=0.0))
+    srv, t, port = _start(create_app(tmp_path, delay=0.0, pretrained=False))
     try:
         half = socket.create_connection(("127.0.0.1", port), timeout=5)
         half.sendall(b"GET /api/agents HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never finished
@@ -557,3 +559,21 @@ def test_the_tracker_is_built_from_the_seat_view_only():
     assert got["total"] == int(others.sum()) == sum(r["left"] for r in got["ranks"])
     assert [r["rank"] for r in got["ranks"]][:3] == ["RJ", "BJ", t.view(0)["level"]]
     assert got == t.view(0)["tracker"]
+
+
+def test_with_no_agent_named_the_strongest_shipped_model_is_offered_first(tmp_path):
+    """Issue 27: the page's agent list starts with the shipped models (strongest first), the
+    default opponent and adviser is the strongest, and a table seats it and plays a deal."""
+    from agents.zoo import pretrained_specs
+
+    app = create_app(tmp_path, delay=0.0, hosts=[*LOCAL_HOSTS, "testserver"])
+    c = TestClient(app)
+    listed = c.get("/api/agents").json()
+    shipped = pretrained_specs()
+    assert shipped and listed["agents"][: len(shipped)] == shipped
+    assert listed["agents"][len(shipped) :] == ["heuristic", "random"]
+    assert listed["strongest"] == shipped[0]
+    tid = _table(c, seats=["human"] + [shipped[0]] * 3, seed=4)
+    with c.websocket_connect(f"/ws/{tid}") as ws:
+        final, _ = _play_out(ws)
+    assert final["result"]["gain"] in (1, 2, 3)

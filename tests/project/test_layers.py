@@ -172,7 +172,9 @@ def test_inside_experiments_packages_import_in_order():
     from experiments._aliases import MOVED
 
     outside = {m for m in every if m.startswith("experiments") and _experiment_layer(m) is None}
-    assert outside == {"experiments", "experiments._aliases", *MOVED}, sorted(outside)
+    # short entry names: ``python -m experiments.evaluate`` runs the suite
+    entries = {"experiments.evaluate"}
+    assert outside == {"experiments", "experiments._aliases", *MOVED, *entries}, sorted(outside)
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[str]:

@@ -18,13 +18,16 @@ def game_id(a: str, b: str, pair: int, swap: int) -> str:
     return f"{a}|{b}|{pair}|{swap}"
 
 
-def schedule(agents: list[str], pairs: int, seed: int) -> list[dict[str, Any]]:
-    """Every game of the round robin, in a fixed order: ``id``, matchup, pair, swap, seed,
-    and the spec sitting at each seat (``duplicate.seated``: A on seats 0/2 in swap 0, on
-    1/3 in swap 1)."""
+def schedule(
+    agents: list[str], pairs: int, seed: int, matchups: list[list[str]] | None = None
+) -> list[dict[str, Any]]:
+    """Every game of the round robin (or of the given ``matchups``, each ``[a, b]`` in the
+    agents' order), in a fixed order: ``id``, matchup, pair, swap, seed, and the spec sitting
+    at each seat (``duplicate.seated``: A on seats 0/2 in swap 0, on 1/3 in swap 1)."""
     games = []
-    for ia, ib in combinations(range(len(agents)), 2):
-        a, b = agents[ia], agents[ib]
+    if matchups is None:
+        matchups = [[agents[i], agents[j]] for i, j in combinations(range(len(agents)), 2)]
+    for a, b in matchups:
         for g in pair_games(seed, pairs):
             games.append(
                 {

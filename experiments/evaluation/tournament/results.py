@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-RUN_KEYS = ("agents", "seed", "mode", "config", "options")  # what fixes the games of a run
+# what fixes the games of a run ("matchups" only in runs restricted to some matchups)
+RUN_KEYS = ("agents", "seed", "mode", "config", "options", "matchups")
 
 
 def read_results(path: Path, games: list[dict] | None = None) -> dict[str, dict]:

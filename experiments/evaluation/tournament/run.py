@@ -35,6 +35,7 @@ def run_tournament(
     progress: bool = True,
     max_games: int | None = None,
     save_replays: bool = False,
+    matchups: list[list[str]] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) a tournament and write its outputs; returns the summary.
 
@@ -46,15 +47,17 @@ def run_tournament(
     every game as a JSON replay under ``out/replays/``. ``max_games`` stops after that many
     new games (for tests of interrupted runs). With ``workers > 1`` the games run in spawned
     processes, so a script calling this must do so under ``if __name__ == "__main__":``.
+    ``matchups`` (``[[a, b], …]``, each in the agents' order) plays only those instead of the
+    whole round robin (the evaluation suite: one entrant against its opponents).
     """
     _check_placement(agents, workers, address)
-    run = make_run(agents, pairs, seed, mode, config, options)
+    run = make_run(agents, pairs, seed, mode, config, options, matchups)
     out = default_out(run) if out is None else Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _check_run(out, run)
     path = out / "results.jsonl"
     _repair_tail(path)
-    games = schedule(run["agents"], pairs, seed)
+    games = schedule(run["agents"], pairs, seed, run.get("matchups"))
     done = read_results(path, games)
     todo = [g for g in games if g["id"] not in done]
     already = len(games) - len(todo)
@@ -102,7 +105,7 @@ def default_out(run: dict[str, Any], root: str | Path = RESULTS_ROOT) -> Path:
     """The default folder of a run: ``root/<agents>-<mode>-<hash>``, the hash (8 hex digits)
     over what fixes its games (``RUN_KEYS``: agents, seed, mode, env config, options). The
     number of pairs is left out, so a larger ``--pairs`` extends the same run."""
-    fixed = {k: run[k] for k in RUN_KEYS}
+    fixed = {k: run[k] for k in RUN_KEYS if k in run}
     digest = hashlib.sha256(json.dumps(fixed, sort_keys=True).encode()).hexdigest()[:8]
     names = "_".join(re.sub(r"[^A-Za-z0-9.=]+", "-", a).strip("-") for a in run["agents"])
     if len(names) > 80:
@@ -117,11 +120,12 @@ def make_run(
     mode: str,
     config: dict[str, Any] | None,
     options: dict[str, Any] | None,
+    matchups: list[list[str]] | None = None,
 ) -> dict[str, Any]:
     """The run record (``run.json``) of a request, after checking it: every agent spec
     loads, the env config and options are valid. Raises ``ValueError`` before anything is
     written."""
-    run = run_record(agents, pairs, seed, mode, config, options)
+    run = run_record(agents, pairs, seed, mode, config, options, matchups)
     from agents.registry import make_agent
 
     for spec in run["agents"]:  # fail early, in the main process, on a bad spec
@@ -137,6 +141,7 @@ def run_record(
     mode: str,
     config: dict[str, Any] | None,
     options: dict[str, Any] | None,
+    matchups: list[list[str]] | None = None,
 ) -> dict[str, Any]:
     """The run record of a request, its shape checked but its agents not built (what
     ``default_out`` names)."""
@@ -147,7 +152,7 @@ def run_record(
         raise ValueError(f"agent specs must be distinct, got {agents}")
     if pairs < 1:
         raise ValueError(f"--pairs must be >= 1, got {pairs}")
-    return {
+    record = {
         "agents": agents,
         "pairs": pairs,
         "seed": seed,
@@ -155,6 +160,27 @@ def run_record(
         "config": game_config(mode, **(config or {})),
         "options": dict(options or {}),
     }
+    if matchups is not None:
+        record["matchups"] = _check_matchups(agents, matchups)
+    return record
+
+
+def _check_matchups(agents: list[str], matchups: list[list[str]]) -> list[list[str]]:
+    """Each matchup two of the agents, the first listed before the second, none twice."""
+    order = {a: i for i, a in enumerate(agents)}
+    out: list[list[str]] = []
+    for m in matchups:
+        a, b = (str(x).strip() for x in m)
+        if a not in order or b not in order or order[a] >= order[b]:
+            raise ValueError(
+                f"matchup {[a, b]}: both must be among the agents {agents}, the first listed first"
+            )
+        if [a, b] in out:
+            raise ValueError(f"matchup {[a, b]} is listed twice")
+        out.append([a, b])
+    if not out:
+        raise ValueError("matchups: give at least one, or none for the whole round robin")
+    return out
 
 
 def _play(stream, path: Path, done: dict, total: int, already: int, progress: bool) -> dict:

@@ -20,8 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--seats",
-        default="remote,heuristic,heuristic,heuristic",
-        help="four comma-separated participants: agent specs or 'remote'",
+        default=None,
+        help="four comma-separated participants: agent specs or 'remote' (default: remote, then "
+        "the strongest shipped model on the other three seats)",
     )
     p.add_argument("--games", type=int, default=1)
     p.add_argument("--mode", choices=("deal", "match"), default="deal")
@@ -56,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="results/serve")
     p.add_argument("--save-replays", action="store_true")
     args = p.parse_args(argv)
+    if args.seats is None:
+        from agents.zoo import default_opponent
+
+        args.seats = ",".join(["remote"] + [default_opponent()] * 3)
     specs = [s.strip() for s in args.seats.split(",")]
     if len(specs) != 4:
         p.error(f"--seats needs four participants, got {len(specs)}: {args.seats!r}")

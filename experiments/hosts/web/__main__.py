@@ -22,8 +22,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="runs/web", help="replays and human results go here")
     p.add_argument("--delay", type=float, default=0.4, help="seconds between agent moves")
     p.add_argument("--seat", default=None, help="set up a table: your seat 0..3, or 'watch'")
-    p.add_argument("--partner", default="heuristic", help="agent spec of your partner")
-    p.add_argument("--opponents", default="heuristic", help="agent spec of both opponents")
+    p.add_argument(
+        "--partner",
+        default=None,
+        help="agent spec of your partner (default: the strongest shipped model)",
+    )
+    p.add_argument(
+        "--opponents", default=None, help="agent spec of both opponents (default: as --partner)"
+    )
     p.add_argument("--mode", choices=("deal", "match"), default="deal")
     p.add_argument("--random-levels", action="store_true")
     p.add_argument("--random-tribute", action="store_true")
@@ -45,11 +51,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--port must be in 0..65535 and --delay >= 0")
     import uvicorn
 
+    from agents.zoo import default_opponent
     from experiments.hosts.loopback import warn_if_exposed
 
     from .app import create_app
     from .guard import allowed_hosts, server_config
 
+    args.partner = args.partner or default_opponent()
+    args.opponents = args.opponents or default_opponent()
     agents = [a.strip() for a in f"{args.agents},{args.partner},{args.opponents}".split(",")]
     hosts = allowed_hosts(args.host, args.allow_host)
     app = create_app(Path(args.out), args.delay, [a for a in agents if a], Path(args.runs), hosts)

@@ -33,6 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from agents.checkpoint import latest_checkpoint
 from agents.registry import make_agent
+from agents.zoo import pretrained_specs
 
 from . import advice
 from .guard import LOCAL_HOSTS, RequestGuard, parse_json
@@ -63,11 +64,19 @@ class Hub:
         delay: float = 0.4,
         agents: Iterable[str] = (),
         runs: Path | None = None,
+        pretrained: bool = True,
     ) -> None:
         self.registry = TableRegistry(out, on_evict=self.forget)
         self.out = out
         self.delay = float(delay)
-        self.fixed_agents = list(dict.fromkeys([*BUILTIN_AGENTS, *agents]))
+        self.named_agents = [a for a in agents if a not in BUILTIN_AGENTS]
+        # the command line's agents, then the shipped models (strongest first), then the
+        # rule-based ones
+        self.fixed_agents = list(
+            dict.fromkeys(
+                [*self.named_agents, *(pretrained_specs() if pretrained else []), *BUILTIN_AGENTS]
+            )
+        )
         self.runs = runs
         self.viewers: dict[str, set[Viewer]] = {}
         self.tasks: dict[str, asyncio.Task] = {}
@@ -86,9 +95,16 @@ class Hub:
         return list(dict.fromkeys([*self.fixed_agents, *found]))
 
     def strongest(self) -> str:
-        """The default opponent and adviser: the first offered checkpoint (the command
-        line's, then the saved runs'), else the heuristic."""
-        return next((s for s in self.agent_specs() if s.startswith("checkpoint:")), "heuristic")
+        """The default opponent and adviser: a trained agent the command line named, else
+        the strongest shipped model, else a saved run's checkpoint, else the heuristic."""
+        named = [s for s in self.named_agents if s.split(":")[0] in ("checkpoint", "pretrained")]
+        if named:
+            return named[0]
+        offered = self.agent_specs()
+        return next(
+            (s for s in offered if s.startswith("pretrained:")),
+            next((s for s in offered if s.startswith("checkpoint:")), "heuristic"),
+        )
 
     def adviser(self, table: WebTable, spec: Any) -> tuple[str, Any]:
         """The agent that gives ``table``'s human hints: ``spec`` if the server offers it
@@ -183,10 +199,12 @@ def create_app(
     agents: Iterable[str] = (),
     runs: Path | None = None,
     hosts: Iterable[str] = LOCAL_HOSTS,
+    pretrained: bool = True,
 ) -> Starlette:
-    """The app: tables may seat ``agents`` (specs) and the runs under ``runs``; requests must
-    name one of ``hosts`` (``guard.allowed_hosts``)."""
-    hub = Hub(out, delay, agents, runs)
+    """The app: tables may seat ``agents`` (specs), the shipped models (unless not
+    ``pretrained``) and the runs under ``runs``; requests must name one of ``hosts``
+    (``guard.allowed_hosts``)."""
+    hub = Hub(out, delay, agents, runs, pretrained)
 
     async def index(request: Request):
         return FileResponse(STATIC / "index.html")

@@ -81,6 +81,7 @@ export function agentName(spec) {
   if (name === "random") return t("agent.random");
   if (name === "human") return t("agent.human");
   if (name === "checkpoint") return t("agent.checkpoint", { name: arg.replace(/\/+$/, "").split("/").pop() });
+  if (name === "pretrained") return t("agent.pretrained", { name: arg });
   return t("agent.other", { name: spec });
 }
 

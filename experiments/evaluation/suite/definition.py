@@ -1,0 +1,60 @@
+"""The frozen evaluation suites: what a suite version fixes, and nothing else.
+
+A suite is a named, versioned protocol: duplicate single deals with random levels and tribute
+(R-6 scoring), fixed pair seeds, a fixed opponent list and a fixed number of pairs per
+opponent. Anything that would change a reported number (a seed, an opponent, the pairs, the
+env config) changes the version: ``tests/evaluation/golden/suites.json`` holds each
+version's definition and first pair seeds, and the test refuses a change without a new
+version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..duplicate import pair_games
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str  # e.g. guandan-eval-v1 (what a citation names)
+    opponents: tuple[str, ...]  # agent specs, fixed (pretrained models by exact name)
+    anchor: str = "heuristic"  # its rating is fixed at ANCHOR_RATING
+    pairs: int = 1000  # duplicate pairs per opponent; fewer are "not comparable"
+    seed: int = 20261202  # the tournament seed: pair k plays pair_seed(seed, k) in every matchup
+    mode: str = "deal"
+    config: dict[str, Any] = field(
+        default_factory=lambda: {"random_levels": True, "random_tribute": True}
+    )
+
+    def pair_seeds(self, n: int) -> list[int]:
+        """The deal seed of the first ``n`` pairs (both games of a pair share it)."""
+        return [g.seed for g in pair_games(self.seed, n) if g.swap == 0]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["opponents"] = list(self.opponents)
+        return d
+
+
+ANCHOR_RATING = 1500.0
+
+SUITES: dict[str, Suite] = {
+    s.name: s
+    for s in (
+        Suite(
+            name="guandan-eval-v1",
+            opponents=("random", "heuristic", "pretrained:default-v1", "pretrained:long-v1"),
+        ),
+    )
+}
+CURRENT = "guandan-eval-v1"
+
+
+def get_suite(name: str | None = None) -> Suite:
+    """A suite by name (default: the current one); ``ValueError`` naming the known ones."""
+    name = name or CURRENT
+    if name not in SUITES:
+        raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
+    return SUITES[name]
