@@ -23,6 +23,7 @@ blocks off (zeroed) for ablations.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -241,9 +242,18 @@ class CandidateNet(nn.Module):
 
     def forward(self, d: Decisions) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits (M,), values (N,))``: unnormalised candidate scores and state values."""
+        h = self.encode(d)
+        return self.score(d, h), self.value_head(h).squeeze(-1)
+
+    def encode(self, d: Decisions) -> torch.Tensor:
+        """The trunk's output ``h (N, trunk[-1])`` of each decision (what the value head and
+        the candidate scorer read, and training-only heads may read too)."""
         x = bits_times_weight(self.obs_embed.weight, d.obs_idx, d.obs_offsets)
         x = x + self.dense_in(d.dense)
-        h = self.trunk(torch.relu(x))
+        return self.trunk(torch.relu(x))
+
+    def score(self, d: Decisions, h: torch.Tensor) -> torch.Tensor:
+        """The candidates' logits ``(M,)`` from the trunk's output."""
         # cand_proj over the full candidate rows, with its action-block columns (and the id
         # embedding) applied to the batch's distinct (level, id) rows only (~2.5x fewer than
         # candidates), then gathered
@@ -258,8 +268,7 @@ class CandidateNet(nn.Module):
             d.rest,
             w[:, ACTION_FEATURE_DIM:].T,
         )
-        logits = self.scorer(torch.relu(z)).squeeze(-1)
-        return logits, self.value_head(h).squeeze(-1)
+        return self.scorer(torch.relu(z)).squeeze(-1)
 
     @torch.no_grad()
     def act_batch(
@@ -267,13 +276,17 @@ class CandidateNet(nn.Module):
         d: Decisions,
         rng: np.random.Generator | None = None,
         greedy: bool = False,
+        value_of: Callable[[torch.Tensor], torch.Tensor] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(actions int64 (N,), logp float32 (N,), values float32 (N,))``.
 
         Samples by Gumbel-max with noise from the numpy ``rng`` (never torch's global RNG), or
-        takes the argmax when ``greedy``.
+        takes the argmax when ``greedy``. ``value_of`` (training only) replaces the value head:
+        a function of the trunk's output (a critic that also sees more than the seat).
         """
-        logits, values = self.forward(d)
+        h = self.encode(d)
+        logits = self.score(d, h)
+        values = (value_of or (lambda x: self.value_head(x).squeeze(-1)))(h)
         logp = segment_log_softmax(logits, d.rows, d.n)
         scores = logp
         if not greedy:

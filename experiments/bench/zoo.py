@@ -55,9 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", default="results/bench/zoo.json")
     args = p.parse_args(argv)
-    from agents.registry import make_agent
-
     from agents import zoo
+    from agents.registry import make_agent
 
     decisions = _decisions(args.model, args.decisions)
     zoo._net.cache_clear()  # time a fresh load from the file

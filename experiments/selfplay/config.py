@@ -119,6 +119,32 @@ class WeightAverage:
 
 
 @dataclass
+class Critic:
+    """Training-only heads beside the policy network (experiments.selfplay.rllib.heads): a
+    privileged critic that also reads the other hands (used only for GAE; never by the
+    policy, never saved in policy.pt), a belief head and an outcome head."""
+
+    privileged: bool = option(
+        False, "the value for GAE also reads the three other hands (zero at start)"
+    )
+    width: int = option(128, "hidden width of the privileged branch")
+    belief_coeff: float = option(
+        0.0, "weight of the belief head's log loss: which seat holds each unseen card (0: off)"
+    )
+    outcome_coeff: float = option(
+        0.0, "weight of the outcome head's log loss: the deal's result for the seat (0: off)"
+    )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "privileged": self.privileged,
+            "width": self.width,
+            "belief_coeff": self.belief_coeff,
+            "outcome_coeff": self.outcome_coeff,
+        }
+
+
+@dataclass
 class League:
     """Opponents besides the learner itself."""
 
@@ -189,6 +215,7 @@ class RunConfig:
     )
     anchor: Anchor = option(help=Anchor.__doc__, factory=Anchor)
     ema: WeightAverage = option(help=WeightAverage.__doc__, factory=WeightAverage)
+    critic: Critic = option(help=Critic.__doc__, factory=Critic)
     league: League = option(help=League.__doc__, factory=League)
     eval: Eval = option(help=Eval.__doc__, factory=Eval)
     checkpoint: Checkpoint = option(help=Checkpoint.__doc__, factory=Checkpoint)
@@ -262,6 +289,8 @@ def validate(cfg: RunConfig) -> RunConfig:
     ):
         if value < 0:
             raise ValueError(f"{key} must be >= 0")
+    if cfg.critic.width < 1 or cfg.critic.belief_coeff < 0 or cfg.critic.outcome_coeff < 0:
+        raise ValueError("critic.width must be >= 1, critic.belief_coeff and outcome_coeff >= 0")
     if cfg.warm_start.decisions > 0 and cfg.warm_start.epochs < 1:
         raise ValueError("warm_start.epochs must be >= 1 when warm_start.decisions > 0")
     return cfg
@@ -284,6 +313,7 @@ def runner_config(cfg: RunConfig) -> dict[str, Any]:
         "lambda": p.lambda_,
         "seed": cfg.seed,
         "model": dict(cfg.model),
+        "heads": cfg.critic.as_dict(),
     }
 
 

@@ -47,6 +47,10 @@ METRICS = (
     Metric("load1"),
     Metric("runner_sample_s", "perf/runner_sample_s"),
     Metric("runner_sample_cpu_s", "perf/runner_sample_cpu_s"),
+    # training-only heads (experiments.selfplay.rllib.heads), empty when off
+    Metric("belief_loss", "loss/belief", "belief_loss"),
+    Metric("belief_guess_loss", "loss/belief_count_guess", "belief_guess_loss"),
+    Metric("outcome_loss", "loss/outcome", "outcome_loss"),
 )
 PROGRESS_COLUMNS = [m.column for m in METRICS]
 TB_TAGS = {m.column: m.tag for m in METRICS if m.tag}

@@ -138,9 +138,9 @@ def test_forced_decisions_skip_the_network_and_the_learner_batch():
     seen = []
     act_batch = runner.net.act_batch
 
-    def watched(d, rng, greedy=False):
+    def watched(d, rng, greedy=False, value_of=None):
         seen.append(np.bincount(d.rows.numpy()))  # candidates per decision in the batch
-        return act_batch(d, rng, greedy)
+        return act_batch(d, rng, greedy, value_of)
 
     runner.net.act_batch = watched
     s = runner.sample()

@@ -275,7 +275,8 @@ def build_algo_config(cfg: RunConfig):
         )
         .rl_module(
             rl_module_spec=RLModuleSpec(
-                module_class=CandidatePPOModule, model_config=dict(cfg.model)
+                module_class=CandidatePPOModule,
+                model_config=dict(cfg.model, heads=cfg.critic.as_dict()),
             )
         )
         .training(

@@ -43,6 +43,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
 from experiments.selfplay.config import DEFAULTS, runner_config
+from experiments.selfplay.rllib.heads import HIDDEN_DIM, HeadsConfig, TrainingHeads, hidden_hands
 from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import REST_DIM, STATE_DIM
 from guandan_env.encoding.hand_plan import PlanCache
@@ -50,6 +51,8 @@ from guandan_env.encoding.packing import BINARY, MASK_BYTES, OBS_BYTES, SCALAR_I
 from guandan_env.envs.vector import VectorGuandanEnv
 
 MODULE_PREFIX = "net."  # the RLModule holds the CandidateNet as attribute ``net``
+HEADS_PREFIX = "heads."  # ... and the training-only heads as ``heads`` (rllib.heads)
+HEAD_COLUMNS = ("hidden", "outcome")  # shipped only when a training head is on
 SAMPLE_COLUMNS = (
     "obs_bits",
     "obs_scalar",
@@ -102,11 +105,12 @@ def shards(minibatch: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarra
     return [take_rows(minibatch, part) for part in np.array_split(rows, n)]
 
 
-def strip_prefix(state: dict[str, Any]) -> dict[str, Any]:
-    """``CandidateNet`` weights from an RLModule state (keys ``net.*``)."""
-    out = {k[len(MODULE_PREFIX) :]: v for k, v in state.items() if k.startswith(MODULE_PREFIX)}
+def strip_prefix(state: dict[str, Any], prefix: str = MODULE_PREFIX) -> dict[str, Any]:
+    """``CandidateNet`` weights from an RLModule state (keys ``net.*``; or another part's,
+    ``prefix``). The training-only heads (``heads.*``) never come with the network's."""
+    out = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
     if not out:
-        raise ValueError(f"no '{MODULE_PREFIX}*' weights in module state ({sorted(state)[:4]} …)")
+        raise ValueError(f"no '{prefix}*' weights in module state ({sorted(state)[:4]} …)")
     return out
 
 
@@ -121,7 +125,8 @@ class _Store:
     becomes the store: no temporary arrays, so no fresh pages to fault in on every call (the
     copy-back through temporaries took 45-745 ms a call in one profile on this VM)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, extra: tuple[str, ...] = ()) -> None:
+        self.extra = extra  # columns shipped beside SAMPLE_COLUMNS
         self.n = 0
         self.m = 0  # candidates stored
         self._alloc(capacity)
@@ -145,6 +150,8 @@ class _Store:
             "cand_start": np.zeros(cap, np.int64),
             "cand_count": np.zeros(cap, np.int32),
             "complete": np.zeros(cap, bool),
+            "hidden": np.zeros((cap, HIDDEN_DIM), np.uint8),  # the other hands (labels)
+            "outcome": np.zeros(cap, np.int8),  # the deal's reward for the seat
         }
         self._spare: dict[str, np.ndarray] | None = None
         if old is not None:
@@ -183,7 +190,8 @@ class _Store:
         """Remove and return finished decisions; compact the open ones (relinking ``last``)."""
         c = self.cols
         done = c["complete"][: self.n]
-        out = {k: c[k][: self.n][done] for k in (*SAMPLE_COLUMNS, "state_feats", "cand_count")}
+        names = (*SAMPLE_COLUMNS, "state_feats", "cand_count", *self.extra)
+        out = {k: c[k][: self.n][done] for k in names}
         out["cand_rest"] = self.cand_rest[self._segments(np.flatnonzero(done))]
         keep = np.flatnonzero(~done)
         kept = self._segments(keep)
@@ -222,6 +230,12 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self.rng = np.random.default_rng([self.seed, self.worker_index, 1])
         self.model_config = dict(self.settings["model"])
         self.net = CandidateNet(self.model_config).eval()
+        self.heads_cfg = HeadsConfig.from_dict(self.settings["heads"])
+        self.heads = (
+            TrainingHeads(self.net.model_config["trunk"][-1], self.heads_cfg).eval()
+            if self.heads_cfg.any
+            else None
+        )
         self.league: list[tuple[str, CandidateNet]] = []
         self.league_stats: dict[str, list[float]] = {}  # name -> [games, wins] (decayed)
         self._active: np.ndarray | None = None  # league members new matchups draw from
@@ -265,6 +279,10 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         **kwargs,
     ) -> dict:
         weights = {MODULE_PREFIX + k: v.numpy() for k, v in self.net.state_dict().items()}
+        if self.heads is not None:
+            weights.update(
+                {HEADS_PREFIX + k: v.numpy() for k, v in self.heads.state_dict().items()}
+            )
         return {
             COMPONENT_RL_MODULE: {DEFAULT_MODULE_ID: weights},
             WEIGHTS_SEQ_NO: self._weights_seq_no,
@@ -282,6 +300,11 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
                 weights = strip_prefix(mstate)
                 weights = {k: torch.tensor(np.asarray(v)) for k, v in weights.items()}
                 self.net.load_state_dict(weights)
+                if self.heads is not None:
+                    heads = strip_prefix(mstate, HEADS_PREFIX)
+                    self.heads.load_state_dict(
+                        {k: torch.tensor(np.asarray(v)) for k, v in heads.items()}
+                    )
             if seq > 0:
                 self._weights_seq_no = seq
 
@@ -349,7 +372,10 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._ctrl = np.zeros((b, 4), dtype=np.int64)
         self._draw_matchups(np.arange(b))
         self._last = np.full((b, 4), -1, dtype=np.int64)  # newest record per trajectory
-        self._store = _Store(capacity=int(self.settings["steps_per_call"]) * b * 2 + 64 * b)
+        self._store = _Store(
+            capacity=int(self.settings["steps_per_call"]) * b * 2 + 64 * b,
+            extra=HEAD_COLUMNS if self.heads is not None else (),
+        )
         self._ready = 0  # complete records in the store
 
     def sample(self, attach_metrics: bool = False, **kwargs) -> dict[str, np.ndarray]:
@@ -398,16 +424,29 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             d = prepare_binary(
                 binary[rows], obs[rows, SCALAR_INDEX], bits[rows], net.features, cache=self._plans
             )
-            a, logp, v = net.act_batch(d, self.rng)
+            hidden = None
+            if c == 0 and self.heads is not None:
+                hidden = hidden_hands(env.state.hands[rows], seat[rows])
+            a, logp, v = net.act_batch(d, self.rng, value_of=self._value_of(hidden))
             actions[rows] = a
             if c == 0:
                 self._record(rows, seat[rows], obs[rows], obs_bits[rows], bits[rows], a, logp, v, d)
+                if hidden is not None:
+                    self._store.cols["hidden"][self._last[rows, seat[rows]]] = hidden
         self._counters["game_steps"] += b
         self._obs, self._mask, self._seat, rewards, done, _ = env.step(actions)
         ended = np.flatnonzero(done)
         if ended.size:
             self._close(ended, rewards[ended])
             self._draw_matchups(ended)
+
+    def _value_of(self, hidden: np.ndarray | None):
+        """The learner's value for GAE: with the privileged critic, the value head plus what
+        the hidden hands add (never the policy's input)."""
+        if hidden is None or not self.heads_cfg.privileged:
+            return None
+        net, heads, hid = self.net, self.heads, torch.from_numpy(hidden)
+        return lambda h: net.value_head(h).squeeze(-1) + heads.value_correction(h, hid)
 
     def _record(self, rows, seats, obs, obs_bits, mask_bits, actions, logp, values, d) -> None:
         st = self._store
@@ -437,8 +476,9 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._last[tables] = -1
         next_value = np.zeros(cur.size, np.float32)
         adv = np.zeros(cur.size, np.float32)
-        r = reward
+        r = final = reward
         while cur.size:
+            c["outcome"][cur] = final
             v = c["values"][cur]
             delta = r + gamma * next_value - v
             adv = delta + gamma * lam * adv
@@ -448,7 +488,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             self._ready += cur.size
             nxt = c["prev"][cur]
             alive = nxt >= 0
-            cur, next_value, adv = nxt[alive], v[alive], adv[alive]
+            cur, next_value, adv, final = nxt[alive], v[alive], adv[alive], final[alive]
             r = np.zeros(cur.size, np.float32)
 
     def _log_results(self, tables: np.ndarray, ctrl: np.ndarray, rewards: np.ndarray) -> None:

@@ -36,12 +36,17 @@ from agents.candidate_net import (
     segment_sum,
     taken_index,
 )
+from experiments.selfplay.rllib.heads import HeadsConfig, TrainingHeads
 
 DECISION_TENSORS = ("obs_idx", "obs_offsets", "dense", "rows", "ids", "akeys", "ainv", "rest")
 
 
 def _np(x) -> np.ndarray:
     return x.detach().cpu().numpy() if isinstance(x, torch.Tensor) else np.asarray(x)
+
+
+def _tensor(x) -> torch.Tensor:
+    return x if isinstance(x, torch.Tensor) else torch.from_numpy(np.asarray(x))
 
 
 class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
@@ -51,6 +56,10 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
         # RLlib merges its own default model keys in; keep the network's (validated upstream)
         cfg = {k: v for k, v in (self.model_config or {}).items() if k in DEFAULT_MODEL_CONFIG}
         self.net = CandidateNet(cfg)
+        # training-only heads (``heads``): a privileged critic, belief and outcome heads
+        self.heads_cfg = HeadsConfig.from_dict((self.model_config or {}).get("heads"))
+        if self.heads_cfg.any:
+            self.heads = TrainingHeads(self.net.model_config["trunk"][-1], self.heads_cfg)
 
     def decisions(self, batch: dict):
         shipped = None
@@ -66,13 +75,24 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
 
     def _forward(self, batch: dict, **kwargs) -> dict:
         d = self.decisions(batch)
-        logits, values = self.net(d)
-        out = {"logits": logits, "values": values}
+        h = self.net.encode(d)
+        logits, values = self.net.score(d, h), self.net.value_head(h).squeeze(-1)
+        out = {"logits": logits, "h": h}
+        if self.heads_cfg.privileged:  # the value GAE used: it also read the hidden hands
+            values = values + self.heads.value_correction(h, _tensor(batch["hidden"]))
+        out["values"] = values
         out.update({k: getattr(d, k) for k in DECISION_TENSORS})  # the loss reuses the inputs
         return out
 
     def _forward_train(self, batch: dict, **kwargs) -> dict:
-        return self._forward(batch)
+        out = self._forward(batch)
+        cfg, h = self.heads_cfg, out["h"]
+        if cfg.belief_coeff > 0:
+            loss, guess = self.heads.belief_losses(h, _tensor(batch["hidden"]))
+            out["belief_loss"], out["belief_guess_loss"] = loss, guess
+        if cfg.outcome_coeff > 0:
+            out["outcome_loss"] = self.heads.outcome_loss(h, _tensor(batch["outcome"]))
+        return out
 
     def compute_values(self, batch: dict, embeddings: Any = None) -> torch.Tensor:
         return self._forward(batch)["values"]
@@ -156,6 +176,17 @@ class CandidatePPOLearner(TorchLearner):
             + float(config.vf_loss_coeff) * vf_loss
             - self.coeff("entropy_coeff") * entropy
         )
+        heads = self.module[module_id].unwrapped().heads_cfg
+        aux = {}
+        for key, coeff in (
+            ("belief_loss", heads.belief_coeff),
+            ("outcome_loss", heads.outcome_coeff),
+        ):
+            if key in fwd_out:
+                total = total + coeff * fwd_out[key]
+                aux[key] = fwd_out[key]
+        if "belief_guess_loss" in fwd_out:
+            aux["belief_guess_loss"] = fwd_out["belief_guess_loss"]
         anchor_kl = torch.zeros(())
         anchor_coeff = self.coeff("anchor_coeff") if self.anchor is not None else 0.0
         if anchor_coeff > 0:
@@ -178,6 +209,7 @@ class CandidatePPOLearner(TorchLearner):
             ("clip_frac", clip_frac),
             ("anchor_kl", anchor_kl),
             ("vf_explained_var", explained),
+            *aux.items(),
         ):
             self.metrics.log_value((module_id, key), float(v.detach()), window=1)
         return total
