@@ -95,6 +95,12 @@ class PPO:
     vf_loss_coeff: float = option(0.5, "weight of the value loss")
     entropy_coeff: Schedule = option(Schedule.constant(0.003), "entropy bonus (Schedule)")
     grad_clip: float | None = option(1.0, "gradient norm clip (null: none)")
+    lr_decay_from: float | None = option(
+        None,
+        "share of stop.time_s after which the learning rate falls linearly, to lr_decay_to "
+        "times its schedule when the time is up (null: no decay by time)",
+    )
+    lr_decay_to: float = option(0.1, "the learning rate's factor at the end of the time budget")
 
 
 @dataclass
@@ -289,11 +295,27 @@ def validate(cfg: RunConfig) -> RunConfig:
     ):
         if value < 0:
             raise ValueError(f"{key} must be >= 0")
+    if cfg.ppo.lr_decay_from is not None:
+        if cfg.stop.time_s is None:
+            raise ValueError("ppo.lr_decay_from needs a time budget (stop.time_s)")
+        if not 0 <= cfg.ppo.lr_decay_from < 1 or not 0 < cfg.ppo.lr_decay_to <= 1:
+            raise ValueError("ppo.lr_decay_from must be in [0, 1) and ppo.lr_decay_to in (0, 1]")
     if cfg.critic.width < 1 or cfg.critic.belief_coeff < 0 or cfg.critic.outcome_coeff < 0:
         raise ValueError("critic.width must be >= 1, critic.belief_coeff and outcome_coeff >= 0")
     if cfg.warm_start.decisions > 0 and cfg.warm_start.epochs < 1:
         raise ValueError("warm_start.epochs must be >= 1 when warm_start.decisions > 0")
     return cfg
+
+
+def lr_time_scale(elapsed_s: float, cfg: RunConfig) -> float:
+    """The learning rate's factor after ``elapsed_s`` of the run (``ppo.lr_decay_from``)."""
+    start, time_s = cfg.ppo.lr_decay_from, cfg.stop.time_s
+    if start is None or not time_s:
+        return 1.0
+    share = min(max(elapsed_s / time_s, 0.0), 1.0)
+    if share <= start:
+        return 1.0
+    return 1.0 - (1.0 - cfg.ppo.lr_decay_to) * (share - start) / (1.0 - start)
 
 
 def runner_config(cfg: RunConfig) -> dict[str, Any]:

@@ -37,7 +37,9 @@ METRICS = (
     Metric("clip_frac", "loss/clip_frac", "clip_frac"),
     Metric("anchor_kl", "loss/anchor_kl", "anchor_kl"),
     Metric("vf_explained_var", "loss/vf_explained_var", "vf_explained_var"),
-    Metric("lr", "schedule/lr", "default_optimizer_learning_rate"),
+    Metric("lr", "schedule/lr", "default_optimizer_learning_rate"),  # the schedule's value
+    Metric("lr_scale", "schedule/lr_time_scale", "lr_scale"),  # ppo.lr_decay_from's factor
+    Metric("effective_lr", "schedule/effective_lr", "effective_lr"),  # lr x lr_scale, applied
     Metric("entropy_coeff", "schedule/entropy_coeff", "entropy_coeff"),
     Metric("anchor_coeff", "schedule/anchor_coeff", "anchor_coeff"),
     Metric("league_size", "league/size"),

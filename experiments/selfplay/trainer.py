@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from experiments.selfplay.config import RunConfig
+from experiments.selfplay.config import RunConfig, lr_time_scale
 from experiments.selfplay.log import (
     fmt_count,
     fmt_eval,
@@ -373,6 +373,9 @@ class SelfPlayTrainer:
         return None
 
     def train_once(self) -> dict[str, Any]:
+        if self.cfg.ppo.lr_decay_from is not None:
+            scale = lr_time_scale(self.now(), self.cfg)
+            self._on_learners(lambda learner: learner.set_lr_scale(scale))
         t0 = time.perf_counter()
         self.algo.train()
         dt = time.perf_counter() - t0

@@ -10,6 +10,7 @@ import json
 import textwrap
 
 import numpy as np
+import pytest
 import torch
 
 from agents.candidate_net import CandidateNet
@@ -100,10 +101,23 @@ HEADS_SCRIPT = textwrap.dedent(
     runs = sys.argv[1]
     rc = main(["--config", "configs/smoke.yaml", f"runs_dir={runs}", f"cache_dir={runs}/cache",
                "stop.iterations=3", "critic.privileged=true", "critic.width=16",
-               "critic.belief_coeff=0.1", "critic.outcome_coeff=0.1", "eval.final_pairs=0"])
+               "critic.belief_coeff=0.1", "critic.outcome_coeff=0.1", "eval.final_pairs=0",
+               "stop.time_s=120", "ppo.lr_decay_from=0.0", "ppo.lr_decay_to=0.1"])
     assert rc == 0, rc
     """
 )
+
+
+def test_the_lr_time_factor_follows_the_budget():
+    from experiments.selfplay.config import load_config, lr_time_scale
+
+    cfg = load_config(None, ["stop.time_s=100", "ppo.lr_decay_from=0.8", "ppo.lr_decay_to=0.1"])
+    assert [lr_time_scale(t, cfg) for t in (0, 80, 90, 100, 150)] == pytest.approx(
+        [1.0, 1.0, 0.55, 0.1, 0.1]
+    )
+    assert lr_time_scale(50, load_config(None, [])) == 1.0  # off by default
+    with pytest.raises(ValueError, match="needs a time budget"):
+        load_config(None, ["stop.time_s=null", "ppo.lr_decay_from=0.5"])
 
 
 def test_a_run_with_every_head_trains_logs_them_and_ships_none(tmp_path):
@@ -116,6 +130,12 @@ def test_a_run_with_every_head_trains_logs_them_and_ships_none(tmp_path):
         values = [float(r[key]) for r in rows]
         assert all(np.isfinite(values)) and min(values) > 0, (key, values)
     assert float(rows[0]["belief_guess_loss"]) < np.log(3) + 1e-6  # the share beats uniform
+    # the time budget's lr decay (ppo.lr_decay_from=0): the factor falls with the run's time,
+    # and the applied lr is the schedule's times it
+    scale = [float(r["lr_scale"]) for r in rows]
+    assert 1.0 > scale[0] > scale[-1] > 0.1, scale
+    for r in rows:
+        assert np.isclose(float(r["effective_lr"]), float(r["lr"]) * float(r["lr_scale"]))
     policy = torch.load(
         run / "checkpoints" / "iter_000003" / "policy.pt", weights_only=True, map_location="cpu"
     )

@@ -120,8 +120,13 @@ class CandidatePPOLearner(TorchLearner):
             for name, value in (
                 ("entropy_coeff", self.config.entropy_coeff),
                 ("anchor_coeff", extra.get("anchor_coeff", 0.0)),
+                ("lr", self.config.lr),
             )
         }
+        self.lr_scale = 1.0  # the time budget's decay (ppo.lr_decay_from), set by the trainer
+
+    def set_lr_scale(self, scale: float) -> None:
+        self.lr_scale = float(scale)
 
     def coeff(self, name: str) -> float:
         """The scheduled coefficient ``name`` at the samples seen so far."""
@@ -134,6 +139,14 @@ class CandidatePPOLearner(TorchLearner):
         for name, scheduler in self.schedules.items():
             scheduler.update(timestep=samples)
             self.metrics.log_value((DEFAULT_MODULE_ID, name), self.coeff(name), window=1)
+        # the lr this update uses: its schedule times the time budget's factor (RLlib's own
+        # schedule step after the update logs the unscaled value; this is the one applied)
+        lr = self.coeff("lr") * self.lr_scale
+        for names in self._module_optimizers.values():
+            for name in names:
+                self._set_optimizer_lr(self._named_optimizers[name], lr=lr)
+        self.metrics.log_value((DEFAULT_MODULE_ID, "effective_lr"), lr, window=1)
+        self.metrics.log_value((DEFAULT_MODULE_ID, "lr_scale"), self.lr_scale, window=1)
 
     def set_anchor(self, state: dict | None, model_config: dict | None) -> None:
         """The frozen policy the KL penalty pulls towards (``None``: no anchor)."""
