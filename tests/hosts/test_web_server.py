@@ -577,3 +577,57 @@ def test_with_no_agent_named_the_strongest_shipped_model_is_offered_first(tmp_pa
     with c.websocket_connect(f"/ws/{tid}") as ws:
         final, _ = _play_out(ws)
     assert final["result"]["gain"] in (1, 2, 3)
+
+
+def test_a_slow_agent_thinks_off_the_event_loop_and_is_shown_thinking(tmp_path):
+    """Issue 25: an agent that takes a while (a search agent) decides in a worker thread; the
+    table shows its seat as thinking meanwhile, and the server keeps answering requests."""
+    import threading
+    import time
+
+    from agents import registry
+    from agents.heuristic import HeuristicAgent
+
+    class Slow(HeuristicAgent):
+        def act(self, observation, info):
+            time.sleep(0.5)
+            return super().act(observation, info)
+
+    registry.register("slow_for_test", lambda arg, seed: Slow(seed=seed), "slow_for_test  a test")
+    try:
+        app = create_app(
+            tmp_path,
+            delay=0.0,
+            agents=["slow_for_test"],
+            hosts=[*LOCAL_HOSTS, "testserver"],
+            pretrained=False,
+        )
+        c = TestClient(app)
+        tid = _table(
+            c,
+            seats=["human", "slow_for_test", "heuristic", "heuristic"],
+            seed=3,
+            options={"leader": 0},
+        )
+        answered = []
+        with c.websocket_connect(f"/ws/{tid}") as ws:
+            m = ws.receive_json()
+            assert m["thinking"] is None
+            ws.send_json({"type": "act", "action": m["legal"][-1]["id"], "version": m["version"]})
+            while True:
+                m = ws.receive_json()
+                if m.get("thinking") == 1:
+                    break
+            assert m["to_act"] == 1 and not m["your_turn"]
+            t = threading.Thread(target=lambda: answered.append(c.get("/api/agents").status_code))
+            t0 = time.perf_counter()
+            t.start()
+            t.join(5)
+            assert answered == [200] and time.perf_counter() - t0 < 0.4  # not blocked
+            while True:
+                m = ws.receive_json()
+                if m["to_act"] != 1:
+                    break
+            assert m["thinking"] is None
+    finally:
+        registry._REGISTRY.pop("slow_for_test")

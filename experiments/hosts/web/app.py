@@ -46,6 +46,7 @@ MAX_VIEWERS = 8  # browsers attached to one table
 MAX_SOCKETS = 64  # table WebSockets open at once
 BUILTIN_AGENTS = ("heuristic", "random")
 SPEEDS = (0.0, 0.15, 0.4, 0.8, 1.5)  # seconds between agent moves
+THINKING_AFTER_S = 0.3  # an agent deciding for longer is shown as thinking
 
 
 class Viewer:
@@ -182,9 +183,34 @@ class Hub:
             await asyncio.sleep(s.get("delay", self.delay))
             if table.hold is not None and table.human is None and not table.over:
                 table.resume()  # watch tables go straight on to the next deal
-            elif not table.agent_move():
+            elif (seat := table.agent_to_act()) is None:
                 return  # a human's turn, or the game is over: the last move was pushed
+            else:
+                action = await self.decision(table, seat)
+                if action is None:
+                    continue  # the table moved on meanwhile (a step of a paused watch table)
+                table.play(seat, action)
             await self.push(table)
+
+    async def decision(self, table: WebTable, seat: int) -> int | None:
+        """The agent's move, decided in a worker thread so the server keeps answering (a
+        search agent thinks for a second); past ``THINKING_AFTER_S`` the table shows the
+        seat as thinking. None if the table changed while it thought."""
+        version = table.version
+        job = asyncio.ensure_future(asyncio.to_thread(table.decide, seat))
+        done, _ = await asyncio.wait({job}, timeout=THINKING_AFTER_S)
+        if not done:
+            table.thinking = seat
+            table.version += 1
+            version = table.version
+            await self.push(table)
+            try:
+                await job
+            finally:
+                table.thinking = None
+        if table.version != version or table.agent_to_act() != seat:
+            return None
+        return job.result()
 
 
 def _int(x: Any, name: str, lo: int, hi: int) -> int:
@@ -361,8 +387,10 @@ def create_app(
             s["paused"] = True
             if table.hold is not None and not table.over:
                 table.resume()
-            else:
-                table.agent_move()
+            elif (seat := table.agent_to_act()) is not None:
+                action = await hub.decision(table, seat)  # off the event loop, as in play
+                if action is not None:
+                    table.play(seat, action)
         elif kind == "show_hands" and table.human is None:
             viewer.show_hands = bool(msg.get("show"))
         else:

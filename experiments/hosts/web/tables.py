@@ -100,6 +100,7 @@ class WebTable:
         self.log: list[tuple[Played | Returned, int]] = []
         self.results: list[dict[str, Any]] = []  # finished deals
         self.hold: dict[str, Any] | None = None  # a finished deal shown until "continue"
+        self.thinking: int | None = None  # the seat of an agent deciding for a while
         self.over = False
         self.created = time.time()
         self.active = self.created  # last time a browser attached, left or sent a message
@@ -207,15 +208,24 @@ class WebTable:
             self.log.clear()
             self.version += 1
 
-    def agent_move(self) -> bool:
-        """One agent decision if an agent is to act; False if a human or nobody is."""
+    def agent_to_act(self) -> int | None:
+        """The seat of the agent to act now, or None (a human's turn, or nobody's)."""
         seat = self.to_act()
-        if seat is None or seat not in self.agents:
-            return False
+        return seat if seat is not None and seat in self.agents else None
+
+    def decide(self, seat: int) -> int:
+        """The agent's choice at ``seat`` (reads the table, changes nothing: it may run off
+        the server's event loop while the table is shown)."""
         env = self.env.unwrapped
         agent = self.agents[seat]
-        action = agent.act(LazyObservation(env, AGENTS[seat]), env.infos[AGENTS[seat]])
-        self.play(seat, int(action))
+        return int(agent.act(LazyObservation(env, AGENTS[seat]), env.infos[AGENTS[seat]]))
+
+    def agent_move(self) -> bool:
+        """One agent decision if an agent is to act; False if a human or nobody is."""
+        seat = self.agent_to_act()
+        if seat is None:
+            return False
+        self.play(seat, self.decide(seat))
         return True
 
     # ------------------------------------------------------------------ what a browser sees
@@ -279,6 +289,7 @@ class WebTable:
             "leveling_team": g.leveling_team,
             "phase": "over" if self.over else ("result" if self.hold else g.phase),
             "to_act": self.to_act(),
+            "thinking": self.thinking,  # an agent's seat while its decision takes a while
             "your_turn": me is not None and self.to_act() == me,
             # while a finished deal is shown, the next one is already dealt: its hand waits
             "hand": cards_of(sv.hand, level) if sv is not None else None,

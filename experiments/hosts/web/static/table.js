@@ -187,6 +187,7 @@ function seatBox(box, st, s) {
   const n = el("div", "left" + (s.left && s.left <= 10 ? " warn" : ""));
   n.append(el("span", "back"), el("span", null, t(s.left && s.left <= 10 ? "left_warn" : "left", { n: s.left })));
   if (st.to_act === s.seat) n.append(el("span", "turn", " ◀ " + t("to_act")));
+  if (st.thinking === s.seat) n.append(el("span", "thinking", " " + t("thinking")));
   box.append(n);
   const last = el("div", "last");
   if (s.last) {
