@@ -216,3 +216,16 @@ def test_pretrained_models_are_package_data():
     text = (REPO / "pyproject.toml").read_text()
     assert '"agents.zoo" = ["models/*.npz", "models/*.json"]' in text
     assert Path(MODELS_DIR).is_dir()
+
+
+def test_the_search_agent_plays_out_a_pretrained_model_in_numpy():
+    """``search:…:pretrained:NAME``: the playouts use the numpy twin (``batch_policy``)."""
+    from agents.search_agent import SearchAgent
+    from agents.zoo.agent import NumpyPolicy
+    from experiments.evaluation.duplicate import play_game
+
+    spec = "search:worlds=2,candidates=2,unsure=1.0,close=27:pretrained:default"
+    seats = [make_agent(spec, seed=0), make_agent("heuristic", seed=1)] * 2
+    assert isinstance(seats[0], SearchAgent) and isinstance(seats[0].policy, NumpyPolicy)
+    rec = play_game(seats, 8, {"random_tribute": True})
+    assert rec["deals"] and seats[0].stats.searched > 0
