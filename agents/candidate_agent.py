@@ -1,21 +1,23 @@
-"""A ``CandidateNet`` as an agent (``agents.base.Agent``): greedy or seeded sampling over
-the legal candidates."""
+"""A candidate network as an agent (``agents.base.Agent``): greedy or seeded sampling over
+the legal candidates. The network is the torch ``CandidateNet`` (``checkpoint:`` agents) or
+its numpy twin ``agents.zoo.numpy_net.NumpyCandidateNet`` (``pretrained:`` agents): both
+``prepare`` a decision, ``act_batch`` on it and give its candidates' ``probabilities``."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
-from agents.candidate_net import CandidateNet
+import numpy as np
 
 
 class CandidateAgent:
-    """A ``CandidateNet`` following the agent protocol (``agents.base.Agent``); stateless per
-    seat, so one instance may play several seats."""
+    """A candidate network following the agent protocol (``agents.base.Agent``); stateless
+    per seat, so one instance may play several seats."""
 
     def __init__(
-        self, net: CandidateNet, seed: int | None = None, greedy: bool = True, name: str = "net"
+        self, net: Any, seed: int | None = None, greedy: bool = True, name: str = "net"
     ) -> None:
-        self.net = net.eval()
+        self.net = net.eval() if hasattr(net, "eval") else net
         self.greedy = greedy
         self.name = name
         self.rng = np.random.default_rng(seed)
@@ -31,25 +33,18 @@ class CandidateAgent:
             raise ValueError("no legal action in the mask: it is not this agent's turn")
         if legal.size == 1:
             return int(legal[0])
-        obs = np.asarray(observation["observation"], dtype=np.float32)[None]
-        d = self.net.prepare(obs, mask[None])
-        actions, _, _ = self.net.act_batch(d, self.rng, self.greedy)
+        actions, _, _ = self.net.act_batch(self._prepare(observation), self.rng, self.greedy)
         return int(actions[0])
 
     def action_probabilities(self, observation) -> dict[int, float]:
         """The policy's probability of each legal action (what ``act`` samples from; the
         greedy agent plays the most probable)."""
-        import torch
-
-        from agents.candidate_net import segment_log_softmax
-
-        mask = np.asarray(observation["action_mask"])
-        legal = np.flatnonzero(mask)
+        legal = np.flatnonzero(np.asarray(observation["action_mask"]))
         if legal.size <= 1:
             return {int(a): 1.0 for a in legal}
+        ids, p = self.net.probabilities(self._prepare(observation))
+        return {int(a): float(x) for a, x in zip(ids, p, strict=True)}
+
+    def _prepare(self, observation):
         obs = np.asarray(observation["observation"], dtype=np.float32)[None]
-        d = self.net.prepare(obs, mask[None])
-        with torch.no_grad():
-            logits, _ = self.net(d)
-            p = torch.exp(segment_log_softmax(logits, d.rows, d.n)).numpy()
-        return {int(a): float(x) for a, x in zip(d.ids.numpy(), p, strict=True)}
+        return self.net.prepare(obs, np.asarray(observation["action_mask"])[None])

@@ -271,6 +271,12 @@ class CandidateNet(nn.Module):
         return self.scorer(torch.relu(z)).squeeze(-1)
 
     @torch.no_grad()
+    def probabilities(self, d: Decisions) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids (M,), probabilities (M,))`` of the candidates of the decisions ``d``."""
+        logits, _ = self.forward(d)
+        return d.ids.numpy(), torch.exp(segment_log_softmax(logits, d.rows, d.n)).numpy()
+
+    @torch.no_grad()
     def act_batch(
         self,
         d: Decisions,

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from agents.candidate_inputs import DecisionArrays, check_model_config
+from agents.candidate_inputs import DecisionArrays, check_model_config, observation_arrays
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
@@ -80,6 +80,14 @@ class NumpyCandidateNet:
             if i < len(self.scorer) - 1:
                 z = np.maximum(z, 0)
         return z[:, 0].astype(np.float32), (h @ self.value_w + self.value_b).astype(np.float32)
+
+    def prepare(self, obs: np.ndarray, mask: np.ndarray) -> DecisionArrays:
+        """Inputs of decisions ``obs float32 (N, OBS_DIM)``, ``mask (N, NUM_ACTIONS)``."""
+        return observation_arrays(obs, mask, self.features)
+
+    def probabilities(self, d: DecisionArrays) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids (M,), probabilities (M,))`` of the candidates of the decisions ``d``."""
+        return d.ids, np.exp(self.log_probs(d))
 
     def log_probs(self, d: DecisionArrays) -> np.ndarray:
         """Log-probability of each candidate within its decision (``(M,)`` float32)."""

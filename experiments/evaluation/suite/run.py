@@ -48,18 +48,25 @@ def play_entrant(
     """Play (or resume) ``spec`` against each opponent; returns the tournament summary.
     An entrant that is itself an opponent meets the others only."""
     opponents = [o for o in suite.opponents if o != spec]
+    out = games_dir(suite, slug(spec), root)
+    matchups = [[spec, o] for o in opponents]
+    return _tournament(suite, [spec, *opponents], pairs, out, workers, address, progress, matchups)
+
+
+def _tournament(suite, agents, pairs, out, workers, address, progress, matchups=None):
+    """A tournament on the suite's seed, mode and env config (the one place they are read)."""
     return run_tournament(
-        [spec, *opponents],
+        agents,
         pairs=pairs,
         seed=suite.seed,
         mode=suite.mode,
-        out=games_dir(suite, slug(spec), root),
+        out=out,
         workers=workers,
         address=address,
         config=dict(suite.config),
         plots=False,
         progress=progress,
-        matchups=[[spec, o] for o in opponents],
+        matchups=matchups,
     )
 
 
@@ -76,18 +83,8 @@ def play_leaderboard(
     together, with the timing summed."""
     matchups, seconds, new_games = [], 0.0, 0
     for a, b in combinations(suite.opponents, 2):
-        summary = run_tournament(
-            [a, b],
-            pairs=pairs,
-            seed=suite.seed,
-            mode=suite.mode,
-            out=leaderboard_dir(suite, a, b, root),
-            workers=workers,
-            address=address,
-            config=dict(suite.config),
-            plots=False,
-            progress=progress,
-        )
+        out = leaderboard_dir(suite, a, b, root)
+        summary = _tournament(suite, [a, b], pairs, out, workers, address, progress)
         matchups += summary["matchups"]
         seconds += summary["timing"]["seconds"]
         new_games += summary["timing"]["new_games"]
