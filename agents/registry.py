@@ -181,9 +181,11 @@ def _pretrained(arg: str | None, seed: int | None) -> Agent:
 
 
 def _pretrained_identity(arg: str | None) -> Hashable:
-    from agents.zoo import resolve
+    """The model a name means and the hash of its weights file."""
+    from agents.zoo import resolve, weights_sha256
 
-    return resolve(arg or "")
+    name = resolve(arg or "")
+    return name, weights_sha256(name)
 
 
 register(

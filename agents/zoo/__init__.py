@@ -52,6 +52,14 @@ def strongest() -> str | None:
     return found[0]["name"] if found else None
 
 
+@lru_cache(maxsize=16)
+def weights_sha256(name: str) -> str:
+    """The SHA-256 of a shipped model's weights file (what a suite version pins)."""
+    import hashlib
+
+    return hashlib.sha256((MODELS_DIR / f"{resolve(name)}.npz").read_bytes()).hexdigest()
+
+
 def pretrained_specs() -> list[str]:
     """``pretrained:NAME`` of every shipped model, strongest first."""
     return [f"pretrained:{c['name']}" for c in cards()]
@@ -80,7 +88,5 @@ def load_net(name: str):
 def load_pretrained_agent(name: str, seed: int | None = None, greedy: bool = True):
     """An agent playing a shipped model (spec ``pretrained:NAME``)."""
     from agents.zoo.agent import PretrainedAgent
-    from agents.zoo.blas import single_thread_blas
 
-    single_thread_blas()
     return PretrainedAgent(load_net(name), seed=seed, greedy=greedy, name=f"pretrained:{name}")

@@ -6,6 +6,7 @@ import numpy as np
 
 from agents.candidate_agent import CandidateAgent
 from agents.candidate_inputs import decision_arrays, observation_arrays
+from agents.zoo.blas import one_blas_thread
 from agents.zoo.numpy_net import NumpyCandidateNet
 from guandan_env.encoding.hand_plan import PlanCache
 from guandan_env.encoding.packing import OBS_BITS, SCALAR_INDEX, pack_masks
@@ -19,6 +20,10 @@ class PretrainedAgent(CandidateAgent):
         self, net: NumpyCandidateNet, seed: int | None = None, greedy: bool = True, name: str = ""
     ) -> None:
         super().__init__(net, seed, greedy, name)
+
+    def act(self, observation, info: dict) -> int:
+        with one_blas_thread():  # batch 1: small products (agents.zoo.blas)
+            return super().act(observation, info)
 
     def batch_policy(self) -> NumpyPolicy:
         """The batched greedy policy the search agent plays out (``agents.playout``)."""

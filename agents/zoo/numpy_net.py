@@ -30,6 +30,35 @@ def _linears(state: dict[str, np.ndarray], prefix: str) -> list[tuple[np.ndarray
     return [(state[f"{prefix}.{i}.weight"], state[f"{prefix}.{i}.bias"]) for i in found]
 
 
+def _check_shapes(state: dict[str, np.ndarray], model_config: dict) -> None:
+    """The weights' names and shapes are a ``CandidateNet``'s of ``model_config`` (computed
+    without torch: from the config)."""
+    from guandan_env.encoding.candidate_features import CAND_DIM, STATE_DIM
+    from guandan_env.encoding.packing import OBS_BITS
+
+    trunk, cand = model_config["trunk"], model_config["cand"]
+    want = {
+        "obs_embed.weight": (OBS_BITS, trunk[0]),
+        "dense_in.weight": (trunk[0], 1 + STATE_DIM),
+        "dense_in.bias": (trunk[0],),
+        "state_proj.weight": (cand[0], trunk[-1]),
+        "state_proj.bias": (cand[0],),
+        "cand_proj.weight": (cand[0], CAND_DIM),
+        "value_head.weight": (1, trunk[-1]),
+        "value_head.bias": (1,),
+    }
+    for i, (a, b) in enumerate(zip(trunk[:-1], trunk[1:], strict=True)):
+        want[f"trunk.{2 * i}.weight"], want[f"trunk.{2 * i}.bias"] = (b, a), (b,)
+    for i, (a, b) in enumerate(zip(cand, [*cand[1:], 1], strict=True)):
+        want[f"scorer.{2 * i}.weight"], want[f"scorer.{2 * i}.bias"] = (b, a), (b,)
+    if model_config["id_embedding"]:
+        want["id_embedding.weight"] = (NUM_ACTIONS, cand[0])
+    got = {k: tuple(np.shape(v)) for k, v in state.items()}
+    if got != want:
+        wrong = sorted(set(got) ^ set(want) | {k for k in got if k in want and got[k] != want[k]})
+        raise ValueError(f"weights do not fit the model config {model_config}: {wrong[:6]}")
+
+
 def _rows_start(rows: np.ndarray, n: int) -> np.ndarray:
     """Start of each decision's candidates (``rows`` ascending, no decision empty)."""
     start = np.zeros(n, dtype=np.int64)
@@ -41,9 +70,12 @@ class NumpyCandidateNet:
     """``CandidateNet``'s forward pass on numpy weights (module docstring)."""
 
     def __init__(self, state: dict[str, np.ndarray], model_config: dict) -> None:
+        """``ValueError`` if the weights are not those of a ``CandidateNet`` of this config."""
         self.model_config = check_model_config(model_config)
+        _check_shapes(state, self.model_config)
         s = {k: np.ascontiguousarray(v, dtype=_DT) for k, v in state.items()}
         self.obs_embed = s["obs_embed.weight"]
+        self._zero_row = np.zeros((1, self.obs_embed.shape[1]), dtype=np.float32)
         self.dense_w, self.dense_b = s["dense_in.weight"].T.copy(), s["dense_in.bias"]
         self.trunk = [(w.T.copy(), b) for w, b in _linears(s, "trunk")]
         self.state_w, self.state_b = s["state_proj.weight"].T.copy(), s["state_proj.bias"]
@@ -62,10 +94,12 @@ class NumpyCandidateNet:
 
     def forward(self, d: DecisionArrays) -> tuple[np.ndarray, np.ndarray]:
         """``(logits (M,), values (N,))`` as ``CandidateNet.forward`` computes them."""
-        n = d.n
+        # the sum of each decision's set-bit rows: reduceat over the rows with a zero row
+        # appended (so an offset at the end is valid), empty decisions set to zero
+        rows = np.concatenate([self.obs_embed[d.obs_idx], self._zero_row])
         counts = np.diff(d.obs_offsets, append=d.obs_idx.shape[0])
-        x = np.add.reduceat(self.obs_embed[d.obs_idx], d.obs_offsets, axis=0) if n else None
-        x = np.where(counts[:, None] > 0, x, np.float32(0))  # reduceat repeats on empty rows
+        x = np.add.reduceat(rows, d.obs_offsets, axis=0)
+        x = np.where(counts[:, None] > 0, x, np.float32(0))
         x = x + d.dense @ self.dense_w + self.dense_b
         h = np.maximum(x, 0)
         for w, b in self.trunk:

@@ -37,6 +37,9 @@ def save_weights(
         "dtype": dtype,
     }
     arrays = {f"w/{k}": np.asarray(v, dtype=dtype) for k, v in state.items()}
+    bad = [k for k, v in arrays.items() if not np.isfinite(v).all()]
+    if bad:
+        raise ValueError(f"weights not finite in {dtype} (overflow?): {bad[:4]}")
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez_compressed(tmp, header=np.array(json.dumps(header, sort_keys=True)), **arrays)
@@ -56,7 +59,7 @@ def load_weights(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any
     if header.get("format") != ZOO_FORMAT:
         raise ValueError(f"{path} is not a {ZOO_FORMAT} weights file")
     check_env_version(header.get("env_version"), str(path))
-    if header["obs_dim"] != OBS_DIM or header["num_actions"] != NUM_ACTIONS:
+    if header.get("obs_dim") != OBS_DIM or header.get("num_actions") != NUM_ACTIONS:
         raise ValueError(
             f"{path} was trained with obs_dim={header['obs_dim']}, num_actions="
             f"{header['num_actions']}; this env has {OBS_DIM}, {NUM_ACTIONS}"

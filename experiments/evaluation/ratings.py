@@ -174,6 +174,30 @@ def _fit(
     return theta, np.linalg.inv(info)
 
 
+def rating_against(
+    opponents: Sequence[float], scores: Sequence[Sequence[float]], prior_precision: float = 0.01
+) -> tuple[float, float]:
+    """The Bradley–Terry strength (logits) of one agent against opponents of fixed
+    strengths, and its standard error: ``scores[k]`` are its pair scores against opponent
+    ``k``. A one-dimensional penalised maximum-likelihood fit (Newton), so rating a new agent
+    never moves the others (a weak prior towards 0 keeps a clean sweep finite)."""
+    t_opp = np.asarray(opponents, dtype=np.float64)
+    wins = np.array([float(np.sum(s)) for s in scores])
+    games = np.array([float(len(s)) for s in scores])
+    theta = 0.0
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(t_opp - theta))
+        grad = float((wins - games * p).sum()) - prior_precision * theta
+        info = float((games * p * (1.0 - p)).sum()) + prior_precision
+        step = grad / info
+        theta += float(np.clip(step, -2.0, 2.0))
+        if abs(step) < 1e-10:
+            break
+    p = 1.0 / (1.0 + np.exp(t_opp - theta))
+    info = float((games * p * (1.0 - p)).sum()) + prior_precision
+    return theta, 1.0 / np.sqrt(info)
+
+
 def elo_table(
     names: Sequence[str],
     outcomes: Sequence[tuple[int, int, float]],

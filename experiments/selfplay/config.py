@@ -300,6 +300,11 @@ def validate(cfg: RunConfig) -> RunConfig:
             raise ValueError("ppo.lr_decay_from needs a time budget (stop.time_s)")
         if not 0 <= cfg.ppo.lr_decay_from < 1 or not 0 < cfg.ppo.lr_decay_to <= 1:
             raise ValueError("ppo.lr_decay_from must be in [0, 1) and ppo.lr_decay_to in (0, 1]")
+    if cfg.critic.outcome_coeff > 0 and cfg.game.get("match_win_bonus"):
+        raise ValueError(
+            "critic.outcome_coeff needs game.match_win_bonus=0: the outcome head's classes are "
+            "the deal's level gains (R-6.3), which a match bonus would shift"
+        )
     if cfg.critic.width < 1 or cfg.critic.belief_coeff < 0 or cfg.critic.outcome_coeff < 0:
         raise ValueError("critic.width must be >= 1, critic.belief_coeff and outcome_coeff >= 0")
     if cfg.warm_start.decisions > 0 and cfg.warm_start.epochs < 1:

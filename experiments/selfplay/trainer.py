@@ -189,9 +189,10 @@ class SelfPlayTrainer:
         """``fn(learner)`` on every Learner (local or remote); their results."""
         return [r.get() for r in self.algo.learner_group.foreach_learner(fn)]
 
-    def main_state(self) -> dict[str, np.ndarray]:
-        """The learner's ``CandidateNet`` weights."""
-        from experiments.selfplay.rllib.env_runner import strip_prefix
+    def main_state(self, prefix: str | None = None) -> dict[str, np.ndarray]:
+        """The learner's ``CandidateNet`` weights (or those of another part of its module,
+        ``prefix``: ``heads.`` for the training-only heads)."""
+        from experiments.selfplay.rllib.env_runner import MODULE_PREFIX, strip_prefix
 
         def get(learner):
             from ray.rllib.core import DEFAULT_MODULE_ID
@@ -199,7 +200,7 @@ class SelfPlayTrainer:
             m = learner.module[DEFAULT_MODULE_ID].unwrapped()  # DDP wraps it (learners.num > 1)
             return {k: v.detach().cpu().numpy().copy() for k, v in m.state_dict().items()}
 
-        return strip_prefix(self._on_learners(get)[0])
+        return strip_prefix(self._on_learners(get)[0], prefix or MODULE_PREFIX)
 
     def _set_main_weights(self, state: dict[str, np.ndarray]) -> None:
         import torch
@@ -321,6 +322,17 @@ class SelfPlayTrainer:
         bad = [k for k in saved if not np.array_equal(saved[k].numpy(), now[k])]
         if bad:
             raise RuntimeError(f"restoring {ckpt} did not restore the weights of {bad[:3]}")
+        if (
+            self.cfg.critic.privileged
+            or self.cfg.critic.belief_coeff
+            or self.cfg.critic.outcome_coeff
+        ):
+            # the runners' copy of the heads (the privileged critic's GAE values): RLlib's
+            # first weight sync after a restore may be skipped, as for the network above
+            heads = self.main_state("heads.")
+            self.algo.env_runner_group.foreach_env_runner(
+                lambda runner: runner.set_head_weights(heads), local_env_runner=True
+            )
         from agents.policy_file import load_ema_state
 
         self.ema = load_ema_state(ckpt / POLICY_FILE)

@@ -18,6 +18,7 @@ from experiments.evaluation.suite import CURRENT, SUITES, Suite, evaluate
 from experiments.evaluation.suite.run import (
     decode_scores,
     encode_scores,
+    entrant_dir,
     load_reference,
     pair_scores,
     play_entrant,
@@ -67,7 +68,7 @@ def test_the_shipped_models_reproduce_the_reference_game_for_game(tmp_path):
     row = next(m for m in ref["matchups"] if m["a"] == "heuristic" and m["b"] == models[0])
     summary = play_entrant("heuristic", suite, 3, workers=1, root=tmp_path, progress=False)
     assert summary["matchups"]
-    d = tmp_path / suite.name / "games" / "heuristic"
+    d = entrant_dir(suite, "heuristic", tmp_path)
     assert encode_scores(pair_scores(d, "heuristic", models[0], 3)) == row["pair_scores"][:3]
 
 
@@ -123,7 +124,7 @@ def test_a_small_suite_run_end_to_end_resumes_and_is_labelled(tmp_path):
     assert (folder / "report.png").stat().st_size > 1000
     again = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     assert again.returncode == 0 and "0/" not in again.stderr[:0]
-    games = tmp_path / CURRENT / "games" / "heuristic-danger_cards=3"
+    games = entrant_dir(SUITES[CURRENT], "heuristic:danger_cards=3", tmp_path)
     timing = json.loads((games / "timing.json").read_text())
     assert timing["new_games"] == 0  # resumed: everything was played
 
@@ -136,3 +137,36 @@ def test_bad_requests_are_refused_clearly(tmp_path):
         evaluate([], suite, root=tmp_path)
     with pytest.raises(ValueError, match="unknown suite"):
         evaluate(["random"], "guandan-eval-v0", root=tmp_path)
+
+
+def test_rating_an_entrant_moves_neither_the_scale_nor_another_entrant():
+    """Against the frozen reference the opponents keep the reference's ratings and each
+    entrant is fitted alone; without a reference nothing is comparable."""
+    from experiments.evaluation.suite.report import comparable, ratings
+
+    rng = np.random.default_rng(0)
+
+    def scores(p: float) -> list[float]:
+        return [float(rng.random() < p) for _ in range(200)]
+
+    suite = Suite(name="t", opponents=("random", "heuristic", "m"), pairs=200)
+    ref = {
+        "matchups": [
+            {"a": a, "b": b, "pair_scores": encode_scores(scores(p))}
+            for a, b, p in (
+                ("random", "heuristic", 0.05),
+                ("random", "m", 0.02),
+                ("heuristic", "m", 0.4),
+            )
+        ]
+    }
+    x = {"random": scores(0.99), "heuristic": scores(0.6), "m": scores(0.5)}
+    y = {"random": scores(0.2), "heuristic": scores(0.1), "m": scores(0.9)}
+    one = {r["agent"]: r for r in ratings(suite, {"X": x}, ref)}
+    two = {r["agent"]: r for r in ratings(suite, {"X": x, "Y": y}, ref)}
+    for name in ("random", "heuristic", "m", "X"):
+        assert one[name]["rating"] == pytest.approx(two[name]["rating"])
+    assert one["heuristic"]["rating"] == 1500.0
+    assert one["m"]["rating"] > one["X"]["rating"] > one["heuristic"]["rating"]
+    table = {"heuristic": {"pairs": 200}}
+    assert comparable(suite, table) and not comparable(suite, table, reference=False)

@@ -104,6 +104,9 @@ HEADS_SCRIPT = textwrap.dedent(
                "critic.belief_coeff=0.1", "critic.outcome_coeff=0.1", "eval.final_pairs=0",
                "stop.time_s=120", "ppo.lr_decay_from=0.0", "ppo.lr_decay_to=0.1"])
     assert rc == 0, rc
+    # resume: the runners get the heads' weights back with the network's
+    rc = main(["--resume", f"{runs}/smoke", "stop.iterations=4"])
+    assert rc == 0, rc
     """
 )
 
@@ -125,7 +128,7 @@ def test_a_run_with_every_head_trains_logs_them_and_ships_none(tmp_path):
     _run_python(HEADS_SCRIPT, [str(runs)], 300)
     run = runs / "smoke"
     rows = list(csv.DictReader((run / "progress.csv").open()))
-    assert len(rows) == 3
+    assert len(rows) == 4
     for key in ("belief_loss", "belief_guess_loss", "outcome_loss"):
         values = [float(r[key]) for r in rows]
         assert all(np.isfinite(values)) and min(values) > 0, (key, values)
@@ -137,7 +140,7 @@ def test_a_run_with_every_head_trains_logs_them_and_ships_none(tmp_path):
     for r in rows:
         assert np.isclose(float(r["effective_lr"]), float(r["lr"]) * float(r["lr_scale"]))
     policy = torch.load(
-        run / "checkpoints" / "iter_000003" / "policy.pt", weights_only=True, map_location="cpu"
+        run / "checkpoints" / "iter_000004" / "policy.pt", weights_only=True, map_location="cpu"
     )
     for part in ("state_dict", "ema_state_dict"):
         assert set(policy[part]) == set(CandidateNet(policy["model_config"]).state_dict())

@@ -12,6 +12,7 @@ from .report import citation, comparable, entrant_table, ratings, write_report
 from .run import (
     RESULTS_ROOT,
     check_pairs,
+    entrant_dir,
     games_dir,
     load_reference,
     pair_scores,
@@ -47,14 +48,14 @@ def evaluate(
     played, scores = {}, {}
     for spec in specs:
         played[spec] = play_entrant(spec, suite, pairs, workers, address, root, progress)
-        d = games_dir(suite, slug(spec), root)
+        d = entrant_dir(suite, spec, root)
         scores[spec] = {o: pair_scores(d, spec, o, pairs) for o in suite.opponents if o != spec}
     rated = ratings(suite, scores, reference)
     by_agent = {r["agent"]: r for r in rated}
     entrants = []
     for spec in specs:
         table = entrant_table(spec, played[spec])
-        ok = comparable(suite, table)
+        ok = comparable(suite, table, reference is not None)
         entrants.append(
             {
                 "spec": spec,
@@ -110,6 +111,7 @@ def leaderboard(
     full = pairs == suite.pairs
     d = games_dir(suite, "leaderboard", Path(root))
     reference = write_reference(suite, summary, Path(root)) if full else None
+    # the leaderboard's own games (also with fewer pairs): one anchored fit of them
     rated = ratings(suite, {}, reference or _as_reference(suite, summary, Path(root)))
     tables: dict[str, dict[str, Any]] = {o: {} for o in suite.opponents}
     for m in summary["matchups"]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from guandan_env.env_version import ENV_VERSION
 
-from ..ratings import elo_table
+from ..ratings import ELO_PER_LOGIT, elo_table, rating_against
 from .definition import ANCHOR_RATING, Suite
 from .run import decode_scores
 
@@ -44,18 +44,53 @@ def ratings(
     reference: dict[str, Any] | None,
 ) -> list[dict[str, Any]]:
     """Bradley–Terry ratings of the opponents and ``entrants`` (``{spec: {opponent: pair
-    scores}}``) on one scale, ``suite.anchor`` fixed at ``ANCHOR_RATING``."""
+    scores}}``) on the suite's scale, ``suite.anchor`` fixed at ``ANCHOR_RATING``.
+
+    With the frozen reference the opponents' ratings are its fit alone, held fixed, and
+    each entrant is fitted on its own against them (``ratings.rating_against``): rating an
+    agent never moves the scale or another entrant. Its interval is conditional on the
+    opponents' ratings. Without a reference, one joint fit of everything given (not
+    comparable with other reports)."""
+    if reference is None:
+        return _joint(suite, entrants)
+    ref = _joint(suite, {}, reference)
+    by_agent = {r["agent"]: r for r in ref}
+    rows = list(ref)
+    for spec, by_opponent in entrants.items():
+        if spec in by_agent:
+            continue  # a shipped model: its rating is the reference's
+        opps = [o for o in by_opponent if o in by_agent and by_opponent[o]]
+        if not opps:
+            continue
+        logits = [(by_agent[o]["rating"] - ANCHOR_RATING) / ELO_PER_LOGIT for o in opps]
+        theta, se = rating_against(logits, [by_opponent[o] for o in opps])
+        r, h = ANCHOR_RATING + ELO_PER_LOGIT * theta, 1.96 * ELO_PER_LOGIT * se
+        rows.append(
+            {
+                "agent": spec,
+                "rating": float(r),
+                "rating_ci": [float(r - h), float(r + h)],
+                "se": float(ELO_PER_LOGIT * se),
+                "comparisons": int(sum(len(by_opponent[o]) for o in opps)),
+            }
+        )
+    rows.sort(key=lambda x: (-x["rating"], x["agent"]))
+    return rows
+
+
+def _joint(
+    suite: Suite,
+    entrants: dict[str, dict[str, list[float]]],
+    reference: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """One anchored fit over the reference's matchups and the entrants' games."""
     names = list(suite.opponents) + [s for s in entrants if s not in suite.opponents]
     index = {n: i for i, n in enumerate(names)}
     outcomes: list[tuple[int, int, float]] = []
-    covered: set[tuple[str, str]] = set()
     for m in (reference or {}).get("matchups", []):
-        covered.add((m["a"], m["b"]))
         outcomes += [(index[m["a"]], index[m["b"]], s) for s in decode_scores(m["pair_scores"])]
     for spec, by_opponent in entrants.items():
         for opp, scores in by_opponent.items():
-            if (spec, opp) in covered or (opp, spec) in covered:
-                continue  # a shipped model: the leaderboard has these games already
             outcomes += [(index[spec], index[opp], s) for s in scores]
     if not outcomes:
         return []
@@ -67,9 +102,10 @@ def ratings(
     return elo_table(names, outcomes, anchor=anchor, anchor_rating=ANCHOR_RATING)
 
 
-def comparable(suite: Suite, table: dict[str, dict[str, Any]]) -> bool:
-    """Comparable with other reports of the suite: every opponent met over all its pairs."""
-    return all(row["pairs"] >= suite.pairs for row in table.values()) and bool(table)
+def comparable(suite: Suite, table: dict[str, dict[str, Any]], reference: bool = True) -> bool:
+    """Comparable with other reports of the suite: every opponent met over all its pairs,
+    rated against the frozen reference."""
+    return reference and bool(table) and all(r["pairs"] >= suite.pairs for r in table.values())
 
 
 def citation(suite: Suite, spec: str, table: dict, rating: dict | None, ok: bool) -> str:

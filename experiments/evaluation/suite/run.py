@@ -29,6 +29,18 @@ def games_dir(suite: Suite, name: str, root: Path = RESULTS_ROOT) -> Path:
     return Path(root) / suite.name / "games" / name
 
 
+def entrant_dir(suite: Suite, spec: str, root: Path = RESULTS_ROOT) -> Path:
+    """An entrant's games: named after the spec and what makes it this agent
+    (``agents.registry.agent_identity``: a checkpoint's file and version, a shipped model's
+    weights), so a retrained checkpoint is evaluated afresh, never from an older one's games."""
+    import hashlib
+
+    from agents.registry import agent_identity
+
+    ident = hashlib.sha256(repr(agent_identity(spec)).encode()).hexdigest()[:8]
+    return games_dir(suite, f"{slug(spec)}-{ident}", root)
+
+
 def check_pairs(suite: Suite, pairs: int | None) -> int:
     pairs = suite.pairs if pairs is None else int(pairs)
     if not 1 <= pairs <= suite.pairs:
@@ -48,7 +60,7 @@ def play_entrant(
     """Play (or resume) ``spec`` against each opponent; returns the tournament summary.
     An entrant that is itself an opponent meets the others only."""
     opponents = [o for o in suite.opponents if o != spec]
-    out = games_dir(suite, slug(spec), root)
+    out = entrant_dir(suite, spec, root)
     matchups = [[spec, o] for o in opponents]
     return _tournament(suite, [spec, *opponents], pairs, out, workers, address, progress, matchups)
 

@@ -84,6 +84,7 @@ class Hub:
         self.settings: dict[str, dict] = {}  # per table: speed, paused (watch tables)
         self.replay_slots = asyncio.Semaphore(2)  # replays built at once (off the event loop)
         self.advisers: dict[str, dict[str, Any]] = {}  # per table: hint agents by spec
+        self.locks: dict[str, asyncio.Lock] = {}  # per table: one agent decision at a time
 
     def agent_specs(self) -> list[str]:
         """What a table may seat: built-ins, the command line's specs, and the saved runs
@@ -141,6 +142,7 @@ class Hub:
         self.settings.pop(table_id, None)
         self.viewers.pop(table_id, None)
         self.advisers.pop(table_id, None)
+        self.locks.pop(table_id, None)
 
     def open_table(
         self, seats, mode="deal", random_levels=False, random_tribute=False, seed=None, options=None
@@ -183,34 +185,45 @@ class Hub:
             await asyncio.sleep(s.get("delay", self.delay))
             if table.hold is not None and table.human is None and not table.over:
                 table.resume()  # watch tables go straight on to the next deal
-            elif (seat := table.agent_to_act()) is None:
+            elif table.agent_to_act() is None:
                 return  # a human's turn, or the game is over: the last move was pushed
-            else:
-                action = await self.decision(table, seat)
-                if action is None:
-                    continue  # the table moved on meanwhile (a step of a paused watch table)
-                table.play(seat, action)
+            elif not await self.agent_move(table, stop_if_paused=True):
+                if self.settings.get(table.id, {}).get("paused"):
+                    return
+                continue  # the table moved on meanwhile (a step of a paused watch table)
             await self.push(table)
 
-    async def decision(self, table: WebTable, seat: int) -> int | None:
-        """The agent's move, decided in a worker thread so the server keeps answering (a
-        search agent thinks for a second); past ``THINKING_AFTER_S`` the table shows the
-        seat as thinking. None if the table changed while it thought."""
-        version = table.version
-        job = asyncio.ensure_future(asyncio.to_thread(table.decide, seat))
-        done, _ = await asyncio.wait({job}, timeout=THINKING_AFTER_S)
-        if not done:
-            table.thinking = seat
-            table.version += 1
-            version = table.version
-            await self.push(table)
-            try:
-                await job
-            finally:
-                table.thinking = None
-        if table.version != version or table.agent_to_act() != seat:
-            return None
-        return job.result()
+    async def agent_move(self, table: WebTable, stop_if_paused: bool = False) -> bool:
+        """Play the agent to act: its move is decided in a worker thread so the server keeps
+        answering (a search agent thinks for a second), one decision per table at a time;
+        past ``THINKING_AFTER_S`` the table shows the seat as thinking. False (nothing
+        played) if no agent is to act, the table changed while it thought, or (with
+        ``stop_if_paused``) the table was paused meanwhile."""
+        lock = self.locks.setdefault(table.id, asyncio.Lock())
+        async with lock:
+            seat = table.agent_to_act()
+            if seat is None:
+                return False
+            expected = table.version
+            job = asyncio.ensure_future(asyncio.to_thread(table.decide, seat))
+            done, _ = await asyncio.wait({job}, timeout=THINKING_AFTER_S)
+            if not done:
+                table.thinking = seat
+                table.version += 1
+                expected += 1
+                await self.push(table)
+                try:
+                    await job
+                finally:
+                    table.thinking = None
+            paused = stop_if_paused and self.settings.get(table.id, {}).get("paused")
+            if paused or table.version != expected or table.agent_to_act() != seat:
+                if table.version == expected:
+                    table.version += 1  # the thinking mark is gone: say so
+                await self.push(table)
+                return False
+            table.play(seat, job.result())
+            return True
 
 
 def _int(x: Any, name: str, lo: int, hi: int) -> int:
@@ -387,10 +400,8 @@ def create_app(
             s["paused"] = True
             if table.hold is not None and not table.over:
                 table.resume()
-            elif (seat := table.agent_to_act()) is not None:
-                action = await hub.decision(table, seat)  # off the event loop, as in play
-                if action is not None:
-                    table.play(seat, action)
+            else:
+                await hub.agent_move(table)  # off the event loop, one decision at a time
         elif kind == "show_hands" and table.human is None:
             viewer.show_hands = bool(msg.get("show"))
         else:

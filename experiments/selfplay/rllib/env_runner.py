@@ -150,9 +150,10 @@ class _Store:
             "cand_start": np.zeros(cap, np.int64),
             "cand_count": np.zeros(cap, np.int32),
             "complete": np.zeros(cap, bool),
-            "hidden": np.zeros((cap, HIDDEN_DIM), np.uint8),  # the other hands (labels)
-            "outcome": np.zeros(cap, np.int8),  # the deal's reward for the seat
         }
+        if self.extra:  # training-only heads: their labels
+            self.cols["hidden"] = np.zeros((cap, HIDDEN_DIM), np.uint8)  # the other hands
+            self.cols["outcome"] = np.zeros(cap, np.int8)  # the deal's reward for the seat
         self._spare: dict[str, np.ndarray] | None = None
         if old is not None:
             for k, v in old.items():
@@ -313,6 +314,11 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         ``sync_weights`` skips a state whose sequence number is not newer, as after a warm
         start or a restore, where the learner has not updated yet)."""
         self.net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in weights.items()})
+
+    def set_head_weights(self, weights: dict) -> None:
+        """Load the training-only heads' weights unconditionally (after a restore)."""
+        if self.heads is not None:
+            self.heads.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in weights.items()})
 
     def set_league(self, members: list[tuple[str, dict]]) -> int:
         """Install frozen league members ``[(name, CandidateNet weights)]`` (same model)."""
@@ -477,8 +483,10 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         next_value = np.zeros(cur.size, np.float32)
         adv = np.zeros(cur.size, np.float32)
         r = final = reward
+        labels = "outcome" in c
         while cur.size:
-            c["outcome"][cur] = final
+            if labels:
+                c["outcome"][cur] = final
             v = c["values"][cur]
             delta = r + gamma * next_value - v
             adv = delta + gamma * lam * adv
