@@ -170,3 +170,23 @@ def test_rating_an_entrant_moves_neither_the_scale_nor_another_entrant():
     assert one["m"]["rating"] > one["X"]["rating"] > one["heuristic"]["rating"]
     table = {"heuristic": {"pairs": 200}}
     assert comparable(suite, table) and not comparable(suite, table, reference=False)
+
+
+def test_a_frozen_reference_is_replaced_only_by_a_reproduction(tmp_path, monkeypatch):
+    import experiments.evaluation.suite.run as suite_run
+    from experiments.evaluation.suite import leaderboard
+
+    monkeypatch.setattr(suite_run, "REFERENCE_DIR", tmp_path / "reference")
+    suite = Suite(name="t-frozen", opponents=("random", "heuristic"), pairs=3)
+    kw = {"workers": 1, "root": tmp_path, "progress": False, "doc": None, "update_cards": False}
+    leaderboard(suite, **kw)
+    path = suite_run.reference_path(suite)
+    ref = json.loads(path.read_text())
+    assert ref["matchups"][0]["pair_scores"] == "000"  # random loses every pair
+    leaderboard(suite, **kw)  # the same games: accepted
+    ref["matchups"][0]["pair_scores"] = "222"
+    path.write_text(json.dumps(ref))
+    with pytest.raises(ValueError, match="differ from t-frozen's frozen reference"):
+        leaderboard(suite, **kw)
+    leaderboard(suite, force=True, **kw)
+    assert json.loads(path.read_text())["matchups"][0]["pair_scores"] == "000"

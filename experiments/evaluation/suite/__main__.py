@@ -35,6 +35,11 @@ def main(argv: list[str] | None = None) -> int:
         help="play the opponents' round robin and (with the suite's pairs) freeze it: the "
         "reference results, docs/leaderboard.md and the zoo's model cards",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="--leaderboard: replace a frozen reference whose games differ (unpublished suites)",
+    )
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     if not args.agents and not args.leaderboard:
@@ -48,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.address,
                 args.root,
                 not args.no_progress,
+                force=args.force,
             )
         else:
             report = evaluate(

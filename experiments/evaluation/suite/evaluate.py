@@ -22,7 +22,10 @@ from .run import (
     write_reference,
 )
 
-LEADERBOARD_DOC = Path("docs/leaderboard.md")
+REPO = Path(__file__).resolve().parents[3]
+# the leaderboard document and the cards are rewritten only in a source checkout
+SOURCE_CHECKOUT = (REPO / "pyproject.toml").is_file() and (REPO / "docs").is_dir()
+LEADERBOARD_DOC = REPO / "docs" / "leaderboard.md"
 
 
 def evaluate(
@@ -99,6 +102,7 @@ def leaderboard(
     progress: bool = True,
     doc: str | Path | None = LEADERBOARD_DOC,
     update_cards: bool = True,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Play the opponents' round robin; freeze it as the suite's reference (only with the
     full pairs), write the leaderboard document and the strength table of every shipped
@@ -110,7 +114,10 @@ def leaderboard(
     seconds = time.perf_counter() - t0
     full = pairs == suite.pairs
     d = games_dir(suite, "leaderboard", Path(root))
-    reference = write_reference(suite, summary, Path(root)) if full else None
+    reference = None
+    if full:
+        _check_reproduces(suite, summary, Path(root), force)
+        reference = write_reference(suite, summary, Path(root))
     # the leaderboard's own games (also with fewer pairs): one anchored fit of them
     rated = ratings(suite, {}, reference or _as_reference(suite, summary, Path(root)))
     tables: dict[str, dict[str, Any]] = {o: {} for o in suite.opponents}
@@ -144,14 +151,35 @@ def leaderboard(
         "timing": timing,
     }
     write_report(report, d)
-    if doc is not None and full:
+    if doc is not None and full and SOURCE_CHECKOUT:
         from .leaderboard_doc import write_leaderboard_doc
 
         write_leaderboard_doc(report, Path(doc))
-    if update_cards and full:
+    if update_cards and full and SOURCE_CHECKOUT:
         _update_cards(suite, entrants)
     report["out"] = str(d)
     return report
+
+
+def _check_reproduces(suite: Suite, summary: dict[str, Any], root: Path, force: bool) -> None:
+    """A frozen reference is replaced only by the same games (a reproduction), or with
+    ``force`` (a suite being made, before it is published)."""
+    from .run import load_reference
+
+    old = load_reference(suite)
+    if old is None or force:
+        return
+    new = _as_reference(suite, summary, root)
+    old_scores = {(m["a"], m["b"]): m["pair_scores"] for m in old["matchups"]}
+    new_scores = {(m["a"], m["b"]): m["pair_scores"] for m in new["matchups"]}
+    if old_scores != new_scores:
+        differ = [f"{a} vs {b}" for (a, b), v in new_scores.items() if old_scores.get((a, b)) != v]
+        raise ValueError(
+            f"the games differ from {suite.name}'s frozen reference ({', '.join(differ)}): a "
+            "published suite does not change; make a new suite version (or --force while the "
+            "suite is not yet published)"
+        )
+    print(f"the leaderboard reproduces {suite.name}'s frozen reference game for game")
 
 
 def _as_reference(suite: Suite, summary: dict[str, Any], root: Path) -> dict[str, Any]:
