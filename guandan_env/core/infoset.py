@@ -19,10 +19,11 @@ highest card are not used. ``hands(n, rng)`` gives ``uint8 (n, 4, 54)`` current 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
+from .array_fields import fields_equal
 from .cards import COPIES, NUM_FACES, RJ_FACE, level_key
 from .engine import Game, Tribute
 from .phase import Phase
@@ -63,13 +64,7 @@ class InfoSet:
     deal_cards: int
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, InfoSet):
-            return NotImplemented
-        for f in fields(self):
-            a, b = getattr(self, f.name), getattr(other, f.name)
-            if not (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b):
-                return False
-        return True
+        return fields_equal(self, other) if isinstance(other, InfoSet) else NotImplemented
 
     def played(self) -> np.ndarray:
         """``int64 (4, 54)`` faces each seat has played this deal (from the history)."""

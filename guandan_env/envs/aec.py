@@ -59,7 +59,7 @@ Version (``metadata["name"]``): ``{version}``; the history is in ``guandan_env/e
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import numpy as np
 from gymnasium import spaces
@@ -69,6 +69,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from ..core import actions as T
 from ..core import validate
+from ..core.array_fields import fields_equal
 from ..core.cards import RANK_TEXT, format_hand
 from ..core.engine import Game, Tribute
 from ..core.phase import Phase
@@ -137,13 +138,7 @@ class SeatView:
         return None if self.table_action < 0 else action_text(self.table_action, self.level)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SeatView):
-            return NotImplemented
-        for f in fields(self):
-            a, b = getattr(self, f.name), getattr(other, f.name)
-            if not (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b):
-                return False
-        return True
+        return fields_equal(self, other) if isinstance(other, SeatView) else NotImplemented
 
     @property
     def partner(self) -> int:

@@ -7,8 +7,8 @@ builds ``guandan_env.envs.wrappers.SingleAgentEnv`` (the version suffix is the e
 
 Why a hook: Gymnasium 1.x has no plugin entry points any more (``gymnasium.make`` reads only
 its registry), and ``import guandan_env`` must not load Gymnasium (the rules core loads only
-numpy: ``tests/project/test_imports.py``). So ``install()`` registers at once if Gymnasium is already
-loaded, and otherwise puts a one-shot finder on ``sys.meta_path`` that lets Python import
+numpy: ``tests/project/test_imports.py``). So ``install()`` registers at once if Gymnasium is
+already loaded, and otherwise puts a one-shot finder on ``sys.meta_path`` that lets Python import
 ``gymnasium`` as usual and registers right after the package has run; the finder then
 removes itself. ``register_gymnasium()`` may also be called directly.
 """
