@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
-from typing import Any
 
 from agents.registry import specs_help
 
+from ..game_args import add_game_arguments, game_config_and_options
 from .report import format_tables
 from .run import RESULTS_ROOT, default_out, run_record, run_tournament
 
@@ -18,10 +18,6 @@ DEFAULTS = {
     for name, p in inspect.signature(run_tournament).parameters.items()
     if p.default is not inspect.Parameter.empty
 }
-
-
-def _csv_list(text: str | None) -> list[str] | None:
-    return None if text is None else [x.strip() for x in text.split(",") if x.strip()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,17 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         "--pairs", type=int, default=DEFAULTS["pairs"], help="duplicate pairs per matchup"
     )
     p.add_argument("--seed", type=int, default=DEFAULTS["seed"])
-    p.add_argument("--mode", choices=("deal", "match"), default=DEFAULTS["mode"])
-    p.add_argument("--random-levels", action="store_true", help="deal mode: draw team levels")
-    p.add_argument(
-        "--random-tribute",
-        action="store_true",
-        help="deal mode: draw a previous finishing order (tribute, resistance)",
-    )
-    p.add_argument("--levels", help="team 0's and team 1's level, e.g. 5,A (applied to seats)")
-    p.add_argument("--leveling-team", type=int, choices=(0, 1))
-    p.add_argument("--previous-order", help="previous deal's finishing order, e.g. 0,2,1,3")
-    p.add_argument("--max-deals", type=int, help="match mode: cap on deals per match (draw)")
+    add_game_arguments(p)
     p.add_argument(
         "--workers",
         type=int,
@@ -67,23 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
 
-    options: dict[str, Any] = {}
-    if args.levels:
-        options["levels"] = _csv_list(args.levels)
-    if args.leveling_team is not None:
-        options["leveling_team"] = args.leveling_team
-    config = {
-        "random_levels": args.random_levels or None,
-        "random_tribute": args.random_tribute or None,
-        "max_deals": args.max_deals,
-    }
     out = args.out or (f"results/{args.name}" if args.name else None)
     try:
-        if args.previous_order:
-            order = _csv_list(args.previous_order)
-            if not all(x.isdigit() for x in order):
-                raise ValueError(f"--previous-order must be four seats like 0,2,1,3, got {order}")
-            options["previous_order"] = [int(x) for x in order]
+        config, options = game_config_and_options(args)
         if out is None:  # named after the run, so it is known for the Ctrl-C message too
             out = default_out(
                 run_record(args.agents, args.pairs, args.seed, args.mode, config, options)
