@@ -45,6 +45,12 @@ class CandidateAgent:
         ids, p = self.net.probabilities(self._prepare(observation))
         return {int(a): float(x) for a, x in zip(ids, p, strict=True)}
 
+    def batch_policy(self):
+        """The batched greedy policy the search agent plays out (``agents.playout``)."""
+        from agents.playout import NetPolicy
+
+        return NetPolicy(self.net)
+
     def _prepare(self, observation):
         obs = np.asarray(observation["observation"], dtype=np.float32)[None]
         return self.net.prepare(obs, np.asarray(observation["action_mask"])[None])

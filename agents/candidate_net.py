@@ -240,6 +240,10 @@ class CandidateNet(nn.Module):
     def prepare(self, obs: np.ndarray, mask: np.ndarray) -> Decisions:
         return prepare(obs, mask, self.features)
 
+    def inputs(self, binary, scalar, mask_bits, cache: PlanCache | None = None) -> Decisions:
+        """``prepare_binary`` with this network's input blocks (a batched policy's path)."""
+        return prepare_binary(binary, scalar, mask_bits, self.features, cache=cache)
+
     def forward(self, d: Decisions) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits (M,), values (N,))``: unnormalised candidate scores and state values."""
         h = self.encode(d)

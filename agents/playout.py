@@ -9,7 +9,7 @@ standard error over the deals.
 
 A policy is anything with ``act(obs (N, OBS_DIM), mask (N, NUM_ACTIONS) bool) -> int64
 (N,)`` and ``candidates(obs (OBS_DIM,), mask) -> (ids, probs)`` (most probable first);
-``NetPolicy`` wraps a ``CandidateNet`` (greedy).
+``NetPolicy`` wraps a candidate network, torch or numpy (greedy).
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-import torch
 
-from agents.candidate_net import CandidateNet, prepare_binary, segment_log_softmax
 from guandan_env.core.engine import Game
 from guandan_env.core.infoset import clone_game
 from guandan_env.encoding.hand_plan import PlanCache
@@ -36,29 +34,28 @@ class BatchPolicy(Protocol):
 
 
 class NetPolicy:
-    """A ``CandidateNet`` as a batched greedy policy (the ``checkpoint`` agent's choices)."""
+    """A candidate network as a batched greedy policy (the ``checkpoint:`` and
+    ``pretrained:`` agents' choices): the torch ``CandidateNet`` or its numpy twin, both of
+    which turn decisions into their ``inputs``, ``act_batch`` on them and give candidate
+    ``probabilities``."""
 
-    def __init__(self, net: CandidateNet) -> None:
-        self.net = net.eval()
+    def __init__(self, net) -> None:
+        self.net = net.eval() if hasattr(net, "eval") else net
         self.cache = PlanCache(16)  # playouts meet the same hands again (same answers)
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs)
-        bits = pack_masks(mask)
-        d = prepare_binary(
-            obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], bits, self.net.features, cache=self.cache
+        d = self.net.inputs(
+            obs[:, :OBS_BITS] != 0, obs[:, SCALAR_INDEX], pack_masks(mask), self.cache
         )
-        actions, _, _ = self.net.act_batch(d, None, greedy=True)
-        return actions
+        return np.asarray(self.net.act_batch(d, None, greedy=True)[0])
 
-    @torch.no_grad()
     def candidates(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Legal ids of one decision and their probabilities, most probable first (ties:
         lower id first, as the greedy argmax)."""
         d = self.net.prepare(np.asarray(obs, np.float32)[None], np.asarray(mask)[None])
-        logits, _ = self.net.forward(d)
-        p = torch.exp(segment_log_softmax(logits, d.rows, 1)).numpy().astype(np.float64)
-        ids = d.ids.numpy()
+        ids, p = self.net.probabilities(d)
+        ids, p = np.asarray(ids), np.asarray(p, dtype=np.float64)
         order = np.lexsort((ids, -p))
         return ids[order], p[order]
 

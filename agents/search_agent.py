@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agents.base import Agent
-from agents.candidate_net import CandidateNet
-from agents.playout import BatchPolicy, NetPolicy, PlayoutResult, playouts
+from agents.playout import BatchPolicy, PlayoutResult, playouts
 from guandan_env.core.infoset import Sampler
 from guandan_env.core.phase import Phase
 from guandan_env.envs.infoset import infoset_of_view
@@ -86,9 +85,6 @@ def batch_policy(agent: Agent) -> BatchPolicy:
     make = getattr(agent, "batch_policy", None)
     if callable(make):
         return make()
-    net = getattr(agent, "net", None)
-    if isinstance(net, CandidateNet):
-        return NetPolicy(net)
     raise ValueError(
         f"search: the inner agent {getattr(agent, 'name', agent)!r} exposes no batched policy "
         "(use a checkpoint:PATH policy)"

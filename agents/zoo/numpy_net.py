@@ -13,7 +13,12 @@ import re
 
 import numpy as np
 
-from agents.candidate_inputs import DecisionArrays, check_model_config, observation_arrays
+from agents.candidate_inputs import (
+    DecisionArrays,
+    check_model_config,
+    decision_arrays,
+    observation_arrays,
+)
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
@@ -118,6 +123,10 @@ class NumpyCandidateNet:
     def prepare(self, obs: np.ndarray, mask: np.ndarray) -> DecisionArrays:
         """Inputs of decisions ``obs float32 (N, OBS_DIM)``, ``mask (N, NUM_ACTIONS)``."""
         return observation_arrays(obs, mask, self.features)
+
+    def inputs(self, binary, scalar, mask_bits, cache=None) -> DecisionArrays:
+        """``candidate_inputs.decision_arrays`` with this network's input blocks."""
+        return decision_arrays(binary, scalar, mask_bits, self.features, cache=cache)
 
     def probabilities(self, d: DecisionArrays) -> tuple[np.ndarray, np.ndarray]:
         """``(ids (M,), probabilities (M,))`` of the candidates of the decisions ``d``."""

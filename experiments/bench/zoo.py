@@ -22,13 +22,13 @@ import numpy as np
 
 
 def _decisions(model: str, n: int) -> list[dict]:
+    from agents.playout import NetPolicy
     from agents.zoo import load_net
-    from agents.zoo.agent import NumpyPolicy
     from guandan_env import VectorGuandanEnv
 
     env = VectorGuandanEnv(16, random_levels=True, random_tribute=True)
     obs, mask, _ = env.reset(seed=7)
-    policy = NumpyPolicy(load_net(model))
+    policy = NetPolicy(load_net(model))
     out: list[dict] = []
     while len(out) < n:
         for o, m in zip(obs, mask, strict=True):

@@ -30,12 +30,12 @@ from helpers.selfplay import SMALL_MODEL
 def _real_decisions(policy_net: NumpyCandidateNet, tables: int = 48, steps: int = 160):
     """Decisions from deals the model plays itself (80% its greedy move, 20% random, random
     levels and tribute), grouped by kind."""
-    from agents.zoo.agent import NumpyPolicy
+    from agents.playout import NetPolicy
 
     env = VectorGuandanEnv(tables, random_levels=True, random_tribute=True)
     obs, mask, _ = env.reset(seed=11)
     rng = np.random.default_rng(0)
-    policy = NumpyPolicy(policy_net)
+    policy = NetPolicy(policy_net)
     batches = []
     for _ in range(steps):
         batches.append((obs.copy(), mask.copy()))
@@ -137,7 +137,7 @@ def test_weights_files_refuse_other_files(tmp_path):
         load_weights(pickled)
 
 
-def test_a_pretrained_agent_plays_a_whole_deal_without_torch_or_ray():
+def test_a_pretrained_agent_and_a_search_over_it_play_a_whole_deal_without_torch_or_ray():
     code = (
         BLOCKER
         + """
@@ -146,13 +146,15 @@ import guandan_env
 from agents.registry import make_agent
 env = guandan_env.env(mode="deal", random_tribute=True, random_levels=True)
 env.reset(seed=3)
-agents = [make_agent("pretrained:default", seed=s) for s in range(4)]
+agents = [make_agent("pretrained:default", seed=s) for s in range(3)]
+# the search agent over a shipped model: numpy playouts, no torch either
+agents.append(make_agent("search:worlds=2,candidates=2,unsure=1.0,close=27:pretrained:default"))
 moves = 0
 for name in env.agent_iter():
     obs, _, term, trunc, info = env.last()
     env.step(None if term or trunc else agents[int(name[-1])].act(obs, info))
     moves += 1
-assert moves > 40
+assert moves > 40 and agents[3].stats.searched > 0
 assert not {"torch", "ray"} & set(sys.modules)
 print("ok")
 """
@@ -221,11 +223,10 @@ def test_pretrained_models_are_package_data():
 def test_the_search_agent_plays_out_a_pretrained_model_in_numpy():
     """``search:…:pretrained:NAME``: the playouts use the numpy twin (``batch_policy``)."""
     from agents.search_agent import SearchAgent
-    from agents.zoo.agent import NumpyPolicy
     from experiments.evaluation.duplicate import play_game
 
     spec = "search:worlds=2,candidates=2,unsure=1.0,close=27:pretrained:default"
     seats = [make_agent(spec, seed=0), make_agent("heuristic", seed=1)] * 2
-    assert isinstance(seats[0], SearchAgent) and isinstance(seats[0].policy, NumpyPolicy)
+    assert isinstance(seats[0], SearchAgent) and isinstance(seats[0].policy.net, NumpyCandidateNet)
     rec = play_game(seats, 8, {"random_tribute": True})
     assert rec["deals"] and seats[0].stats.searched > 0
