@@ -110,7 +110,10 @@ def test_a_small_suite_run_end_to_end_resumes_and_is_labelled(tmp_path):
     cmd += ["--pairs", "2", "--workers", "1", "--root", str(tmp_path), "--no-progress"]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0, out.stderr[-3000:]
-    folder = tmp_path / CURRENT / "heuristic-danger_cards=3"
+    from experiments.evaluation.suite.run import slug
+
+    folder = tmp_path / CURRENT / slug("heuristic:danger_cards=3")
+    assert f"report in {folder}" in out.stdout
     report = json.loads((folder / "report.json").read_text())
     (entrant,) = report["entrants"]
     assert set(entrant["table"]) == set(SUITES[CURRENT].opponents)
@@ -190,3 +193,14 @@ def test_a_frozen_reference_is_replaced_only_by_a_reproduction(tmp_path, monkeyp
         leaderboard(suite, **kw)
     leaderboard(suite, force=True, **kw)
     assert json.loads(path.read_text())["matchups"][0]["pair_scores"] == "000"
+
+
+def test_a_suite_refuses_pretrained_weights_it_was_not_frozen_with(tmp_path):
+    import dataclasses
+
+    suite = SUITES[CURRENT]
+    suite.check_weights()  # the shipped models are the frozen ones
+    spec = next(o for o in suite.opponents if o.startswith("pretrained:"))
+    changed = dataclasses.replace(suite, weights={**suite.weights, spec: "0" * 64})
+    with pytest.raises(ValueError, match="not those guandan-eval-v1 was frozen with"):
+        play_entrant("random", changed, 1, workers=1, root=tmp_path, progress=False)

@@ -27,6 +27,22 @@ class Suite:
     config: dict[str, Any] = field(
         default_factory=lambda: {"random_levels": True, "random_tribute": True}
     )
+    # SHA-256 of each pretrained opponent's weights file: a re-exported model is refused
+    weights: dict[str, str] = field(default_factory=dict)
+
+    def check_weights(self) -> None:
+        """``ValueError`` if a pretrained opponent's shipped weights are not the frozen ones."""
+        from agents.zoo import weights_sha256
+
+        for spec in self.opponents:
+            if not spec.startswith("pretrained:"):
+                continue
+            name = spec.split(":", 1)[1]
+            if self.weights.get(spec) != weights_sha256(name):
+                raise ValueError(
+                    f"{spec}'s shipped weights are not those {self.name} was frozen with: a "
+                    "changed model needs a new suite version"
+                )
 
     def pair_seeds(self, n: int) -> list[int]:
         """The deal seed of the first ``n`` pairs (both games of a pair share it)."""
@@ -35,6 +51,8 @@ class Suite:
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["opponents"] = list(self.opponents)
+        if not d["weights"]:
+            del d["weights"]  # suites without pretrained opponents
         return d
 
 
@@ -46,6 +64,12 @@ SUITES: dict[str, Suite] = {
         Suite(
             name="guandan-eval-v1",
             opponents=("random", "heuristic", "pretrained:default-v1", "pretrained:long-v1"),
+            weights={
+                "pretrained:default-v1": "0be2ae4f7031af57f177f02ac94f4fc3"
+                "bc1473f0cc88a5b9eadd569213b70930",
+                "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae"
+                "3895140f5f535dbd0272664756355d84",
+            },
         ),
     )
 }

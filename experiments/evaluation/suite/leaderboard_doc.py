@@ -38,7 +38,10 @@ def write_leaderboard_doc(report: dict[str, Any], path: Path) -> None:
             "1 ms per decision)."
         )
     else:
-        cost = "not measured in this generation (the games were already played)."
+        cost = (
+            "the games were played before this generation; what they cost is in "
+            "[zoo.md](zoo.md#the-evaluation-suite)."
+        )
     head = HEADER.format(
         name=s["name"],
         version=package_version(),

@@ -66,7 +66,9 @@ def play_entrant(
 
 
 def _tournament(suite, agents, pairs, out, workers, address, progress, matchups=None):
-    """A tournament on the suite's seed, mode and env config (the one place they are read)."""
+    """A tournament on the suite's seed, mode and env config (the one place they are read),
+    its pretrained opponents checked to be the frozen ones."""
+    suite.check_weights()
     return run_tournament(
         agents,
         pairs=pairs,
