@@ -72,6 +72,8 @@ def _checked_elsewhere(path: Path, text: str) -> str:
         )  # checked by test_the_observation_shapes_in_the_docs_are_obs_dim
     if path == ROOT / "CHANGELOG.md":
         return ""  # history: what each past release had
+    # a 95% interval ("1633 [1615, 1652]") is a statistic, never a size
+    text = re.sub(r"\[\s*[-+−]?\d[\d.,]*\s*,\s*[-+−]?\d[\d.,]*\s*\]", "", text)
     if path == VERSION:
         # its history: sizes of past versions (the current one is checked above)
         return re.sub(r"\* `+guandan_v\d+`+.*?(?=\n\* |\n\n|\Z)", "", text, flags=re.S)
