@@ -364,6 +364,14 @@ def _not_zombie(pid: int) -> bool:
         return False
 
 
+def _terminal_sigint() -> None:
+    """Ctrl-C as in a terminal: a test run started in the background (``cmd &``) ignores
+    SIGINT, and a child would inherit that and never see the interrupt."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_says_how_to_resume_without_a_traceback(tmp_path):
     import signal
     import subprocess
@@ -372,7 +380,13 @@ def test_ctrl_c_says_how_to_resume_without_a_traceback(tmp_path):
 
     cmd = [sys.executable, "-m", "experiments.evaluation.tournament", "heuristic", "random"]
     cmd += ["--pairs", "400", "--workers", "2", "--out", str(tmp_path), "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_terminal_sigint,
+    )
     results = tmp_path / "results.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (results.exists() and results.stat().st_size):
@@ -427,7 +441,12 @@ def _start_in_own_group(tmp_path, wait_for_result: bool):
     cmd += ["--pairs", "400", "--workers", "2", "--out", str(tmp_path), "--no-progress"]
     cmd += ["--mode", "match"]
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=_terminal_sigint,
     )
     results = tmp_path / "results.jsonl"
     deadline = time.monotonic() + 120
