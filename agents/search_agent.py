@@ -8,6 +8,7 @@ policy (``checkpoint:PATH``; an agent with a ``batch_policy()`` method or a ``Ca
 
     search:checkpoint:runs/default
     search:worlds=32,candidates=8,margin=0.5,unsure=0.6,close=10:checkpoint:runs/default
+    search:worlds=32,candidates=8,horizon=24:pretrained:default
 
 At a play decision (tribute returns play the policy) with at least two legal moves, it
 searches when it pays: the policy's top probability is below ``unsure``, or a seat still
@@ -17,7 +18,9 @@ most probable moves are played out in each (``agents.playout``, common deals for
 move), and the best mean level gain replaces the policy's choice only if it beats the
 choice's mean by ``margin``. Otherwise, and when it does not search, it plays the policy's
 greedy move. Its RNG for a decision is derived from the agent seed and the information set,
-so a seed gives the same games, and the hidden cards cannot change a decision.
+so a seed gives the same games, and the hidden cards cannot change a decision. With a
+``horizon`` the playouts stop after that many policy moves and the network's value head scores
+the deals still going (``agents.playout``).
 """
 
 from __future__ import annotations
@@ -45,10 +48,13 @@ class SearchParams:
     margin: float = 0.5  # levels a move must gain over the policy's choice to replace it
     unsure: float = 0.6  # search when the policy's top probability is below this
     close: int = 10  # ... or when a seat still playing holds at most this many cards
+    horizon: int = 0  # policy moves per playout before the value head scores it (0: to the end)
 
     def __post_init__(self) -> None:
         if self.worlds < 1 or self.candidates < 1:
             raise ValueError("search: worlds and candidates must be >= 1")
+        if self.horizon < 0:
+            raise ValueError("search: horizon must be >= 0 (0: play to the deal's end)")
         if self.margin < 0:
             raise ValueError("search: margin must be >= 0")
 
@@ -157,7 +163,14 @@ class SearchAgent:
         rng = np.random.default_rng(self.decision_seed(info_set.key()))
         cands = ids[: self.params.candidates]
         worlds = Sampler(info_set).games(self.params.worlds, rng)
-        res = playouts(worlds, cands, view.seat, self.policy, seed=int(rng.integers(2**63)))
+        res = playouts(
+            worlds,
+            cands,
+            view.seat,
+            self.policy,
+            seed=int(rng.integers(2**63)),
+            horizon=self.params.horizon,
+        )
         mean = res.mean
         best = int(np.argmax(mean))  # ties: the more probable move
         choice = (

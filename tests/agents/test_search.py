@@ -62,6 +62,37 @@ def test_a_playout_equals_the_aec_game_step_by_step(seed):
     assert res.steps == len(aec_actions)
 
 
+@pytest.mark.parametrize("horizon", [1, 6])
+def test_a_playout_with_a_horizon_is_scored_by_the_value_head_of_the_seat_to_act(horizon):
+    net = spread_net(7)
+    with torch.no_grad():
+        net.value_head.weight.normal_(0.0, 0.5)  # a value head that says something
+    agent, policy = CandidateAgent(net, greedy=True), NetPolicy(net)
+    env = raw_env(**CFG)
+    obs, _, _, _, info = _mid_deal(env, agent, 11, 12)
+    game, seat = copy.deepcopy(env.game), env.game.to_act
+    first = agent.act(obs, info)
+    env.step(first)
+    for _ in range(horizon):
+        obs, _, _, _, info = env.last()
+        env.step(agent.act(obs, info))
+    obs, _, term, _, _ = env.last()
+    assert not term
+    mover = env.game.to_act
+    value = policy.values(obs["observation"][None], obs["action_mask"].astype(bool)[None])[0]
+    expected = np.clip(value, -3, 3) * (1.0 if mover % 2 == seat % 2 else -1.0)
+    res = playouts([game], [first], seat, policy, horizon=horizon)
+    assert res.scored == 1 and res.steps == horizon + 1
+    assert res.gains[0, 0] == pytest.approx(expected, abs=1e-9)
+    full = playouts([game], [first], seat, policy)
+    assert (
+        playouts([game], [first], seat, policy, horizon=full.steps).gains[0, 0]
+        == (full.gains[0, 0])
+    )
+    with pytest.raises(ValueError, match="horizon"):
+        playouts([game], [first], seat, policy, horizon=-1)
+
+
 def test_playouts_batch_worlds_and_candidates():
     net = spread_net(3)
     env = raw_env(**CFG)
@@ -81,16 +112,25 @@ def test_playouts_batch_worlds_and_candidates():
 
 def test_search_spec_parsing():
     assert parse_search_spec("checkpoint:a/b") == (SearchParams(), "checkpoint:a/b")
-    p, inner = parse_search_spec("worlds=4,candidates=2,margin=0.25,unsure=0.9:checkpoint:x")
-    assert (p.worlds, p.candidates, p.margin, p.unsure, p.close, inner) == (
+    p, inner = parse_search_spec(
+        "worlds=4,candidates=2,margin=0.25,unsure=0.9,horizon=12:checkpoint:x"
+    )
+    assert (p.worlds, p.candidates, p.margin, p.unsure, p.close, p.horizon, inner) == (
         4,
         2,
         0.25,
         0.9,
         10,
+        12,
         "checkpoint:x",
     )
-    for bad in ("", "worlds=4", "worlds=x:checkpoint:y", "depth=3:checkpoint:y"):
+    for bad in (
+        "",
+        "worlds=4",
+        "worlds=x:checkpoint:y",
+        "depth=3:checkpoint:y",
+        "horizon=-2:checkpoint:y",
+    ):
         with pytest.raises(ValueError):
             parse_search_spec(bad)
     with pytest.raises(ValueError, match="batched policy"):

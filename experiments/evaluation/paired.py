@@ -1,0 +1,179 @@
+"""Two agents compared on the same duplicate deals: the per-pair difference.
+
+Two tournaments (or suite runs) that played the same pair seeds against the same opponent
+(the same ``--seed`` and game options) can be compared deal for deal: for each pair both
+played, the difference of the two agents' level gain over the pair's two games. Card luck
+cancels twice (within a pair, and between the arms), so the interval of the mean difference
+is much narrower than the difference of two separate intervals. This is how ablations and
+the search agent are measured (issues 24 and 25)::
+
+    python -m experiments.evaluation.paired \\
+        results/tournament/A/results.jsonl "search:pretrained:default" \\
+        results/eval/.../results.jsonl pretrained:default-v1 --opponent heuristic
+
+Each side is a ``results.jsonl`` (or the folder holding it) and the agent spec whose games
+are read; the opponent must be the same spec on both sides (inferred when there is one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .duplicate import team_view
+from .ratings import bootstrap_ci, pair_score
+from .tournament.results import read_results
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """One agent's duplicate pair: its total level gain, deals, and the pair's score."""
+
+    gain: float
+    deals: int
+    score: float
+
+
+def results_file(path: str | Path) -> Path:
+    p = Path(path)
+    p = p / "results.jsonl" if p.is_dir() else p
+    if not p.is_file():
+        raise FileNotFoundError(f"no results file at {p} (a tournament's results.jsonl)")
+    return p
+
+
+def opponents_of(rows: dict[str, dict], agent: str) -> set[str]:
+    """The specs ``agent`` played against in these results."""
+    return {
+        r["b"] if r["a"] == agent else r["a"] for r in rows.values() if agent in (r["a"], r["b"])
+    }
+
+
+def pair_outcomes(rows: dict[str, dict], agent: str, opponent: str) -> dict[int, PairOutcome]:
+    """``agent``'s finished pairs against ``opponent``, keyed by the pair's deal seed (the
+    same seed means the same deals, whatever the tournament's other entrants)."""
+    games: dict[int, dict[int, dict]] = {}
+    for r in rows.values():
+        if {r["a"], r["b"]} != {agent, opponent} or agent == opponent:
+            continue
+        # A sits on seats 0/2 (team 0) in swap 0 and on 1/3 in swap 1 (duplicate.seated)
+        team = r["swap"] if r["a"] == agent else 1 - r["swap"]
+        games.setdefault(int(r["record"]["seed"]), {})[int(r["swap"])] = team_view(
+            r["record"], team
+        )
+    out = {}
+    for seed, sides in games.items():
+        if set(sides) == {0, 1}:
+            s0, s1 = sides[0], sides[1]
+            out[seed] = PairOutcome(
+                float(s0["gain"] + s1["gain"]), s0["deals"] + s1["deals"], pair_score(s0, s1)
+            )
+    return out
+
+
+def compare(x: dict[int, PairOutcome], y: dict[int, PairOutcome], seed: int = 0) -> dict[str, Any]:
+    """Statistics of ``x`` minus ``y`` over the pairs both played (95% bootstrap intervals
+    over pairs): the level gain per deal of each and their difference, the duplicate win rate
+    of each and its difference, and how many pairs came out differently."""
+    common = sorted(set(x) & set(y))
+    if not common:
+        raise ValueError("the two sides share no duplicate pair (same --seed and game options?)")
+    gx = np.array([x[s].gain for s in common], dtype=np.float64)
+    gy = np.array([y[s].gain for s in common], dtype=np.float64)
+    deals = np.array([x[s].deals for s in common], dtype=np.float64)
+    if not np.array_equal(deals, [y[s].deals for s in common]):
+        raise ValueError("paired games differ in their number of deals (another mode?)")
+    sx = np.array([x[s].score for s in common], dtype=np.float64)
+    sy = np.array([y[s].score for s in common], dtype=np.float64)
+
+    def ci(values, weights=None) -> dict[str, float | list[float]]:
+        est, lo, hi = bootstrap_ci(values, weights, seed=seed)
+        return {"mean": round(est, 4), "ci": [round(lo, 4), round(hi, 4)]}
+
+    return {
+        "pairs": len(common),
+        "only_x": len(set(x) - set(y)),
+        "only_y": len(set(y) - set(x)),
+        "gain_per_deal_x": ci(gx, deals),
+        "gain_per_deal_y": ci(gy, deals),
+        "gain_per_deal_diff": ci(gx - gy, deals),
+        "dup_win_rate_x": ci(sx),
+        "dup_win_rate_y": ci(sy),
+        "dup_win_rate_diff": ci(sx - sy),
+        "pairs_differing": int(np.count_nonzero(gx != gy)),
+    }
+
+
+def _fmt(stat: dict, pct: bool = False, sign: bool = False) -> str:
+    f = (
+        (lambda v: f"{100 * v:+.1f}" if sign else f"{100 * v:.1f}")
+        if pct
+        else (lambda v: f"{v:+.3f}")
+    )
+    unit = " pts" if pct and sign else ("%" if pct else "")
+    return f"{f(stat['mean'])}{unit} [{f(stat['ci'][0])}, {f(stat['ci'][1])}]"
+
+
+def format_comparison(name_x: str, name_y: str, opponent: str, c: dict) -> str:
+    lines = [
+        f"{name_x} minus {name_y}, on the same {c['pairs']} duplicate pairs vs {opponent} "
+        f"(95% bootstrap intervals; {c['pairs_differing']} pairs differ in level gain)",
+        f"  level gain per deal: {_fmt(c['gain_per_deal_x'])} vs {_fmt(c['gain_per_deal_y'])}"
+        f"; difference {_fmt(c['gain_per_deal_diff'])}",
+        f"  duplicate win rate:  {_fmt(c['dup_win_rate_x'], True)} vs "
+        f"{_fmt(c['dup_win_rate_y'], True)}; difference {_fmt(c['dup_win_rate_diff'], True, True)}",
+    ]
+    if c["only_x"] or c["only_y"]:
+        lines.append(f"  unpaired, left out: {c['only_x']} of {name_x}, {c['only_y']} of {name_y}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m experiments.evaluation.paired",
+        description="Compare two agents on the duplicate pairs they both played against one "
+        "opponent (module docstring).",
+    )
+    ap.add_argument("results_x", help="results.jsonl (or its folder) of the first agent")
+    ap.add_argument("agent_x", help="the first agent's spec in those results")
+    ap.add_argument("results_y", help="results.jsonl (or its folder) of the second agent")
+    ap.add_argument("agent_y", help="the second agent's spec in those results")
+    ap.add_argument("--opponent", help="the common opponent's spec (default: the only one)")
+    ap.add_argument("--json", type=Path, help="also write the comparison here")
+    args = ap.parse_args(argv)
+    try:
+        rows_x = read_results(results_file(args.results_x))
+        rows_y = read_results(results_file(args.results_y))
+        opp = args.opponent
+        if opp is None:
+            both = opponents_of(rows_x, args.agent_x) & opponents_of(rows_y, args.agent_y)
+            if len(both) != 1:
+                raise ValueError(
+                    f"name the common opponent with --opponent (candidates: {sorted(both)})"
+                )
+            opp = both.pop()
+        x = pair_outcomes(rows_x, args.agent_x, opp)
+        y = pair_outcomes(rows_y, args.agent_y, opp)
+        for name, side in ((args.agent_x, x), (args.agent_y, y)):
+            if not side:
+                raise ValueError(f"no finished pair of {name!r} against {opp!r} in its results")
+        c = compare(x, y)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(format_comparison(args.agent_x, args.agent_y, opp, c))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"x": args.agent_x, "y": args.agent_y, "opponent": opp, **c}
+        args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""The paired comparison of two agents on the same duplicate deals (evaluation.paired)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from experiments.evaluation import paired
+from experiments.evaluation import tournament as tour
+from experiments.evaluation.tournament.results import read_results
+
+KW = dict(pairs=4, seed=5, config={"random_tribute": True}, plots=False, progress=False, workers=1)
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("paired")
+    # the same pair seeds against heuristic, in tournaments with other entrants and order
+    tour.run_tournament(["heuristic", "random"], out=root / "x", **KW)
+    tour.run_tournament(["heuristic:follow_threshold=0.5", "heuristic"], out=root / "y", **KW)
+    return root / "x", root / "y"
+
+
+def test_an_agent_against_itself_on_the_same_seeds_differs_by_nothing(two_runs):
+    x, _ = two_runs
+    rows = read_results(paired.results_file(x))
+    side = paired.pair_outcomes(rows, "random", "heuristic")
+    assert len(side) == 4 and all(o.deals == 2 for o in side.values())
+    c = paired.compare(side, side)
+    assert c["pairs"] == 4 and c["pairs_differing"] == 0
+    assert c["gain_per_deal_diff"] == {"mean": 0.0, "ci": [0.0, 0.0]}
+
+
+def test_the_difference_is_per_pair_and_matches_each_sides_own_table(two_runs, tmp_path, capsys):
+    x, y = two_runs
+    rows_x = read_results(paired.results_file(x))
+    rows_y = read_results(paired.results_file(y))
+    # in x heuristic is A and random B; in y the variant is A and heuristic B
+    sx = paired.pair_outcomes(rows_x, "random", "heuristic")
+    sy = paired.pair_outcomes(rows_y, "heuristic:follow_threshold=0.5", "heuristic")
+    assert set(sx) == set(sy)  # keyed by the deal seed: the same deals
+    c = paired.compare(sx, sy)
+    own_x = json.loads((x / "summary.json").read_text())["matchups"][0]
+    # random's gain is minus heuristic's (A's) gain in x's own table
+    assert c["gain_per_deal_x"]["mean"] == pytest.approx(-own_x["mean_gain"], abs=1e-3)
+    gx = np.array([sx[s].gain for s in sorted(sx)]) / 2
+    gy = np.array([sy[s].gain for s in sorted(sy)]) / 2
+    assert c["gain_per_deal_diff"]["mean"] == pytest.approx(float((gx - gy).mean()), abs=1e-4)
+    lo, hi = c["gain_per_deal_diff"]["ci"]
+    assert lo <= c["gain_per_deal_diff"]["mean"] <= hi
+
+    out = tmp_path / "cmp.json"
+    code = paired.main(
+        [
+            str(x),
+            "random",
+            str(y / "results.jsonl"),
+            "heuristic:follow_threshold=0.5",
+            "--json",
+            str(out),
+        ]
+    )  # the opponent is inferred: heuristic is the only common one
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "on the same 4 duplicate pairs vs heuristic" in printed
+    assert json.loads(out.read_text())["pairs"] == 4
+
+
+def test_bad_input_is_named(two_runs, tmp_path, capsys):
+    x, y = two_runs
+    assert paired.main([str(tmp_path), "random", str(y), "heuristic"]) == 2
+    assert "no results file" in capsys.readouterr().err
+    assert paired.main([str(x), "nobody", str(y), "heuristic", "--opponent", "heuristic"]) == 2
+    assert "no finished pair of 'nobody'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="share no duplicate pair"):
+        paired.compare({1: paired.PairOutcome(1.0, 2, 1.0)}, {2: paired.PairOutcome(1.0, 2, 1.0)})
