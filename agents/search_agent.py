@@ -34,6 +34,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.playout import BatchPolicy, PlayoutResult, playouts
+from agents.zoo.blas import one_blas_thread
 from guandan_env.core.infoset import Sampler
 from guandan_env.core.phase import Phase
 from guandan_env.envs.infoset import infoset_of_view
@@ -143,11 +144,12 @@ class SearchAgent:
         if legal.size == 1:
             return int(legal[0])
         self.stats.decisions += 1
-        ids, probs = self.policy.candidates(np.asarray(observation["observation"]), mask)
-        view = info.get("view") if isinstance(info, dict) else None
-        if view is None or view.phase != Phase.PLAY or not self.pays(view, float(probs[0])):
-            return int(ids[0])
-        return self.search(view, ids, probs)
+        with one_blas_thread():  # a search is one core's work (agents.zoo.blas)
+            ids, probs = self.policy.candidates(np.asarray(observation["observation"]), mask)
+            view = info.get("view") if isinstance(info, dict) else None
+            if view is None or view.phase != Phase.PLAY or not self.pays(view, float(probs[0])):
+                return int(ids[0])
+            return self.search(view, ids, probs)
 
     def pays(self, view, top_prob: float) -> bool:
         """Whether this decision is searched (the policy unsure, or a seat close to out)."""

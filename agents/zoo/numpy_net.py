@@ -80,7 +80,6 @@ class NumpyCandidateNet:
         _check_shapes(state, self.model_config)
         s = {k: np.ascontiguousarray(v, dtype=_DT) for k, v in state.items()}
         self.obs_embed = s["obs_embed.weight"]
-        self._zero_row = np.zeros((1, self.obs_embed.shape[1]), dtype=np.float32)
         self.dense_w, self.dense_b = s["dense_in.weight"].T.copy(), s["dense_in.bias"]
         self.trunk = [(w.T.copy(), b) for w, b in _linears(s, "trunk")]
         self.state_w, self.state_b = s["state_proj.weight"].T.copy(), s["state_proj.bias"]
@@ -99,13 +98,14 @@ class NumpyCandidateNet:
 
     def forward(self, d: DecisionArrays) -> tuple[np.ndarray, np.ndarray]:
         """``(logits (M,), values (N,))`` as ``CandidateNet.forward`` computes them."""
-        # the sum of each decision's set-bit rows: reduceat over the rows with a zero row
-        # appended (so an offset at the end is valid), empty decisions set to zero
-        rows = np.concatenate([self.obs_embed[d.obs_idx], self._zero_row])
+        # the sum of each decision's set-bit rows, as a 0/1 matrix times the embedding: one
+        # BLAS product is ~20x faster than np.add.reduceat over the gathered rows (a
+        # decision's set bits are distinct, so assigning 1 is exact)
+        n = d.obs_offsets.shape[0]
         counts = np.diff(d.obs_offsets, append=d.obs_idx.shape[0])
-        x = np.add.reduceat(rows, d.obs_offsets, axis=0)
-        x = np.where(counts[:, None] > 0, x, np.float32(0))
-        x = x + d.dense @ self.dense_w + self.dense_b
+        bits = np.zeros((n, self.obs_embed.shape[0]), dtype=np.float32)
+        bits[np.repeat(np.arange(n), counts), d.obs_idx] = 1.0
+        x = bits @ self.obs_embed + d.dense @ self.dense_w + self.dense_b
         h = np.maximum(x, 0)
         for w, b in self.trunk:
             h = np.maximum(h @ w + b, 0)
