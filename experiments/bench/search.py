@@ -1,45 +1,47 @@
 """Benchmark the search agent: seconds per searched decision and share of decisions searched.
 
-    python -m experiments.bench.search --policy runs/default --deals 2 \
-        --setting full=worlds=32,candidates=8 --setting cheap=worlds=8,candidates=4,close=6
+    python -m experiments.bench.search --inner pretrained:default --deals 4 \
+        --setting full=worlds=32,candidates=8 --setting cheap=worlds=8,candidates=4,horizon=8
 
-Plays ``--deals`` deals (tribute on), the search agent over ``--policy`` (a policy file or run;
-default: a freshly initialised default-size ``CandidateNet``, which has the real network's
-cost but not its confidence, so nearly every decision is searched) in seats 0 and 2 and
+Plays ``--deals`` deals (random levels and tribute), the search agent over ``--inner`` (an
+agent spec with a batched policy; default the shipped ``pretrained:default``; ``--policy
+PATH`` is ``checkpoint:PATH``; ``--random-init`` a freshly initialised default-size
+``CandidateNet``: the real network's cost without its confidence) in seats 0 and 2 and
 ``heuristic`` in 1 and 3, for each setting; at most ``--max-searches`` searches a setting.
 Reported per setting: median and p90 wall seconds per searched decision (and CPU seconds),
-share of decisions searched, overrides. JSON to ``--out``.
+share of decisions searched, overrides, the machine's load. JSON to ``--out``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from agents import make_agent
 from guandan_env.envs.aec import raw_env
 
 
-def _policy(path: str | None) -> str:
-    if path:
-        return path
+def _random_init_policy() -> str:
+    import torch
+
     from agents.candidate_net import CandidateNet
     from agents.policy_file import save_policy
 
     torch.manual_seed(0)
+    torch.set_num_threads(1)
     net = CandidateNet()
-    return str(save_policy(Path(tempfile.mkdtemp()), net, net.model_config))
+    return "checkpoint:" + str(save_policy(Path(tempfile.mkdtemp()), net, net.model_config))
 
 
-def run_setting(options: str, policy: str, deals: int, max_searches: int, seed: int) -> dict:
-    spec = f"search:{options}:checkpoint:{policy}" if options else f"search:checkpoint:{policy}"
+def run_setting(options: str, inner: str, deals: int, max_searches: int, seed: int) -> dict:
+    spec = f"search:{options}:{inner}" if options else f"search:{inner}"
     agent = make_agent(spec, seed=seed)
     other = make_agent("heuristic", seed=seed)
     cpu: list[float] = []
@@ -61,7 +63,7 @@ def run_setting(options: str, policy: str, deals: int, max_searches: int, seed: 
     wall = agent.stats.seconds
     st = agent.stats
     return {
-        "spec": spec.replace(policy, "POLICY"),
+        "spec": spec,
         "searches": len(wall),
         "decisions": st.decisions,
         "share_searched": st.searched / max(st.decisions, 1),
@@ -77,20 +79,28 @@ def run_setting(options: str, policy: str, deals: int, max_searches: int, seed: 
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--policy", default=None, help="policy file or run directory")
+    p.add_argument("--inner", default="pretrained:default", help="the searched policy's spec")
+    p.add_argument("--policy", default=None, help="policy file or run (checkpoint:PATH)")
+    p.add_argument("--random-init", action="store_true", help="a fresh default-size network")
     p.add_argument("--setting", action="append", default=None, help="NAME=OPTIONS")
     p.add_argument("--deals", type=int, default=2)
     p.add_argument("--max-searches", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="results/bench_search.json")
     a = p.parse_args(argv)
-    torch.set_num_threads(1)
-    settings = a.setting or ["full=worlds=32,candidates=8", "cheap=worlds=8,candidates=4,close=6"]
-    policy = _policy(a.policy)
-    report = {"policy": a.policy or "random-init CandidateNet (default size)", "settings": {}}
+    settings = a.setting or [
+        "full=worlds=32,candidates=8",
+        "cheap=worlds=8,candidates=4,horizon=8",
+    ]
+    if a.random_init:
+        inner, label = _random_init_policy(), "random-init CandidateNet (default size)"
+    else:
+        inner = f"checkpoint:{a.policy}" if a.policy else a.inner
+        label = inner
+    report = {"inner": label, "load_before": os.getloadavg(), "settings": {}}
     for item in settings:
         name, _, options = item.partition("=")
-        r = run_setting(options, policy, a.deals, a.max_searches, a.seed)
+        r = run_setting(options, inner, a.deals, a.max_searches, a.seed)
         report["settings"][name] = r
         w, c = r["wall_s"] or {}, r["cpu_s"] or {}
         print(
@@ -98,6 +108,7 @@ def main(argv: list[str] | None = None) -> dict:
             f"p90 {w.get('p90', 0):.3f} s  cpu median {c.get('median', 0):.3f} s  "
             f"searched {r['share_searched']:.0%} of {r['decisions']}  overrides {r['overrides']}"
         )
+    report["load_after"] = os.getloadavg()
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
