@@ -56,8 +56,9 @@ class DecisionArrays:
 
     The observation's 0/1 part enters as the indices of its set bits (``obs_idx``, a flat
     vector, ``obs_offsets`` where each decision's start), so the first layer is a sum of
-    weight rows (~150 of the ``OBS_BITS`` bits are set): ~10x cheaper than a dense matmul,
-    same math.
+    weight rows (~150 of the ``OBS_BITS`` bits are set): in torch an ``EmbeddingBag``, ~10x
+    cheaper than a dense matmul, same math. (The numpy twin rebuilds the 0/1 rows for one
+    BLAS product instead: numpy has no fast segment sum, ``agents.zoo.numpy_net``.)
     """
 
     obs_idx: np.ndarray  # (K,) int64: indices of the set observation bits, row by row
