@@ -194,3 +194,20 @@ def test_the_search_agent_is_deterministic_and_overrides_only_by_a_margin(tmp_pa
     quiet = make_agent(f"search:unsure=0,close=0:checkpoint:{path}", seed=1)
     assert quiet.act(obs, info) == CandidateAgent(net).act(obs, info)
     assert quiet.stats.searched == 0
+
+
+def test_a_search_with_a_horizon_scores_its_playouts_by_the_value_head(tmp_path):
+    net = spread_net(4)
+    path = save_policy(tmp_path, net, net.model_config)
+    spec = f"search:worlds=4,candidates=3,margin=0,unsure=1.01,horizon=3:checkpoint:{path}"
+    env = raw_env(**CFG)
+    obs, _, _, _, info = _mid_deal(env, CandidateAgent(net), 9, 8)
+    while obs["action_mask"].sum() < 2:
+        env.step(CandidateAgent(net).act(obs, info))
+        obs, _, _, _, info = env.last()
+    agent = make_agent(spec, seed=3)
+    pick = agent.act(obs, info)
+    assert obs["action_mask"][pick] and agent.stats.searched == 1
+    res = agent.last.result
+    assert res.steps <= 4 and res.scored > 0  # early in a deal: no table ends in 3 moves
+    assert make_agent(spec, seed=3).act(obs, info) == pick
