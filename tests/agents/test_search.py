@@ -171,15 +171,21 @@ def test_the_search_decision_never_depends_on_hidden_cards():
     assert checked >= 3
 
 
+def _decision_with_choices(net, seed: int, steps: int, choices: int):
+    """A mid-deal decision of ``net``'s self-play with at least ``choices`` legal moves."""
+    env = raw_env(**CFG)
+    obs, _, _, _, info = _mid_deal(env, CandidateAgent(net), seed, steps)
+    while obs["action_mask"].sum() < choices:
+        env.step(CandidateAgent(net).act(obs, info))
+        obs, _, _, _, info = env.last()
+    return obs, info
+
+
 def test_the_search_agent_is_deterministic_and_overrides_only_by_a_margin(tmp_path):
     net = spread_net(2)
     path = save_policy(tmp_path, net, net.model_config)
     spec = f"search:worlds=4,candidates=3,margin=0,unsure=1.01:checkpoint:{path}"
-    env = raw_env(**CFG)
-    obs, _, _, _, info = _mid_deal(env, CandidateAgent(net), 7, 15)
-    while obs["action_mask"].sum() < 3:
-        env.step(CandidateAgent(net).act(obs, info))
-        obs, _, _, _, info = env.last()
+    obs, info = _decision_with_choices(net, 7, 15, 3)
     picks = [make_agent(spec, seed=11).act(obs, info) for _ in range(2)]
     assert picks[0] == picks[1]
     agent = make_agent(spec, seed=11)
@@ -200,11 +206,7 @@ def test_a_search_with_a_horizon_scores_its_playouts_by_the_value_head(tmp_path)
     net = spread_net(4)
     path = save_policy(tmp_path, net, net.model_config)
     spec = f"search:worlds=4,candidates=3,margin=0,unsure=1.01,horizon=3:checkpoint:{path}"
-    env = raw_env(**CFG)
-    obs, _, _, _, info = _mid_deal(env, CandidateAgent(net), 9, 8)
-    while obs["action_mask"].sum() < 2:
-        env.step(CandidateAgent(net).act(obs, info))
-        obs, _, _, _, info = env.last()
+    obs, info = _decision_with_choices(net, 9, 8, 2)
     agent = make_agent(spec, seed=3)
     pick = agent.act(obs, info)
     assert obs["action_mask"][pick] and agent.stats.searched == 1
