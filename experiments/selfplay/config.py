@@ -90,7 +90,12 @@ class PPO:
     gamma: float = option(1.0, "discount")
     lambda_: float = option(0.95, "GAE lambda", key="lambda")
     minibatch_size: int = option(2048, "decisions per gradient step, over all learners together")
-    num_epochs: int = option(1, "passes over each iteration's samples")
+    num_epochs: float = option(
+        1.0,
+        "passes over each iteration's samples; a fraction is one more pass over that share of "
+        "them (1.3: every decision once, then 30% again), e.g. to use a learner that would "
+        "otherwise wait for the runner",
+    )
     clip_param: float = option(0.2, "PPO ratio clip")
     vf_loss_coeff: float = option(0.5, "weight of the value loss")
     entropy_coeff: Schedule = option(Schedule.constant(0.003), "entropy bonus (Schedule)")
@@ -284,6 +289,8 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ValueError("league.self_share must be in [0, 1]")
     if cfg.ppo.minibatch_size < 1:
         raise ValueError("ppo.minibatch_size must be >= 1")
+    if not cfg.ppo.num_epochs > 0:
+        raise ValueError(f"ppo.num_epochs must be > 0, got {cfg.ppo.num_epochs}")
     for key, value in (
         ("ema.half_life_samples", cfg.ema.half_life_samples),
         ("league.snapshot_every", cfg.league.snapshot_every),

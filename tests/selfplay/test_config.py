@@ -22,6 +22,10 @@ def test_config_errors_name_unknown_keys(tmp_path):
         load_config(None, ["game.random_level=true"])
     with pytest.raises(ValueError, match="self_share"):
         load_config(None, ["league.self_share=2"])
+    with pytest.raises(ValueError, match="num_epochs"):
+        load_config(None, ["ppo.num_epochs=0"])
+    assert load_config(None, ["ppo.num_epochs=1.3"]).ppo.num_epochs == 1.3
+    assert load_config(None, ["ppo.num_epochs=2"]).ppo.num_epochs == 2.0
     assert parse_overrides(["a.b=1", "c=[1, 2]"]) == {"a": {"b": 1}, "c": [1, 2]}
     cfg = load_config(REPO / "configs" / "default.yaml", ["ppo.lr=1e-4"])
     assert cfg.ppo.lr.value_at(0) == 1e-4

@@ -184,6 +184,35 @@ def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
             assert torch.equal(getattr(shipped, field), getattr(computed, field)), field
 
 
+def test_fractional_epochs_pass_every_decision_then_a_share_again():
+    """``ppo.num_epochs`` 1.3: every decision once (a full shuffle), then 30% of them again
+    from a fresh shuffle; whole epochs are full passes; the same RNG gives the same cuts."""
+    from experiments.selfplay.rllib.env_runner import minibatches
+
+    n = 1000
+    sample = {
+        "actions": np.arange(n, dtype=np.int64),
+        "cand_count": np.full(n, 2, np.int32),
+        "cand_rest": np.arange(2 * n, dtype=np.float32)[:, None],
+    }
+
+    def passes(epochs: float, seed: int = 0) -> list[np.ndarray]:
+        mbs = list(minibatches(sample, 128, np.random.default_rng(seed), epochs))
+        for mb in mbs:  # each decision keeps its own candidate rows
+            assert np.array_equal(mb["cand_rest"][::2, 0], 2 * mb["actions"])
+        return [mb["actions"] for mb in mbs]
+
+    seen = np.concatenate(passes(1.3))
+    assert seen.size == 1300
+    assert np.array_equal(np.sort(seen[:n]), np.arange(n))  # the whole pass first
+    assert np.unique(seen[n:]).size == 300  # then 300 distinct decisions again
+    assert np.bincount(seen, minlength=n).max() == 2
+    assert np.concatenate(passes(2.0)).size == 2000
+    half = np.concatenate(passes(0.5))
+    assert half.size == 500 and np.unique(half).size == 500  # below one: a share only
+    assert all(np.array_equal(a, b) for a, b in zip(passes(1.3), passes(1.3), strict=True))
+
+
 def test_league_members_play_inside_the_runner():
     runner = _local_runner(4, self_share=0.0)
     member = CandidateNet(SMALL_MODEL)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from typing import Any
@@ -75,18 +76,19 @@ class GuandanPPO(PPO):
         self.samples_lifetime += n
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self.samples_lifetime}
         results = []
-        for _ in range(int(self.config.num_epochs)):
-            for mb in minibatches(batch, int(self.config.minibatch_size), self._rng()):
-                if len(mb["actions"]) < n_learners:
-                    continue
-                data: dict[str, Any] = (
-                    {"batch": _multi_agent(mb)}
-                    if n_learners == 1
-                    else {"batches": [_multi_agent(part) for part in shards(mb, n_learners)]}
-                )
-                results = self.learner_group.update(
-                    **data, timesteps=timesteps, num_epochs=1, minibatch_size=None
-                )
+        # ppo.num_epochs may hold a fraction (RLlib's own num_epochs is its ceiling)
+        epochs = float(self.config.learner_config_dict.get("epochs", self.config.num_epochs))
+        for mb in minibatches(batch, int(self.config.minibatch_size), self._rng(), epochs):
+            if len(mb["actions"]) < n_learners:
+                continue
+            data: dict[str, Any] = (
+                {"batch": _multi_agent(mb)}
+                if n_learners == 1
+                else {"batches": [_multi_agent(part) for part in shards(mb, n_learners)]}
+            )
+            results = self.learner_group.update(
+                **data, timesteps=timesteps, num_epochs=1, minibatch_size=None
+            )
         if not remote:
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
         learner = results[0].get(DEFAULT_MODULE_ID, {}) if results else {}
@@ -269,7 +271,10 @@ def build_algo_config(cfg: RunConfig):
         .fault_tolerance(restart_failed_env_runners=False)
         .learners(
             learner_class=CandidatePPOLearner,
-            learner_config_dict={"anchor_coeff": cfg.anchor.coeff.to_plain()},
+            learner_config_dict={
+                "anchor_coeff": cfg.anchor.coeff.to_plain(),
+                "epochs": p.num_epochs,
+            },
             num_learners=cfg.learners.num,
             num_cpus_per_learner=cfg.learners.cpus_each,
         )
@@ -285,7 +290,7 @@ def build_algo_config(cfg: RunConfig):
             lambda_=p.lambda_,
             train_batch_size_per_learner=r.steps_per_call * r.tables * max(num, 1),
             minibatch_size=p.minibatch_size,
-            num_epochs=p.num_epochs,
+            num_epochs=math.ceil(p.num_epochs),
             clip_param=p.clip_param,
             vf_loss_coeff=p.vf_loss_coeff,
             entropy_coeff=p.entropy_coeff.to_plain(),

@@ -91,12 +91,21 @@ def take_rows(sample: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.nd
     return out
 
 
-def minibatches(sample: dict[str, np.ndarray], size: int, rng: np.random.Generator):
-    """Shuffled minibatches of a sample, each with its rows' candidate features (ragged)."""
+def minibatches(
+    sample: dict[str, np.ndarray], size: int, rng: np.random.Generator, epochs: float = 1.0
+):
+    """Shuffled minibatches of a sample, each with its rows' candidate features (ragged).
+
+    ``epochs`` passes: each whole pass a fresh shuffle of every decision; a fraction is one
+    more shuffle cut after that share of the decisions (1.3: every decision once, then 30% of
+    them again)."""
     n = len(sample["actions"])
-    perm = rng.permutation(n)
-    for i in range(0, n, size):
-        yield take_rows(sample, perm[i : i + size])
+    whole, share = divmod(float(epochs), 1.0)
+    passes = [n] * int(whole) + ([int(round(share * n))] if share > 0 else [])
+    for take in passes:
+        perm = rng.permutation(n)[:take]
+        for i in range(0, take, size):
+            yield take_rows(sample, perm[i : i + size])
 
 
 def shards(minibatch: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
