@@ -240,5 +240,13 @@ def test_plan_cache_answers_equal_the_uncached_plans(sample):
             np.testing.assert_array_equal(got, plain)
         assert cache.lookups == 3 * len(hands)
     assert cache.hit_rate > 0.5  # the 18-bit table holds the whole sample after one pass
+    # a hand repeated within one call is split once, and every copy gets its answer
+    order = np.random.default_rng(0).permutation(2 * len(hands)) % len(hands)
+    cache = hp.PlanCache(bits=18)
+    got = hp.plan_features(nat[order], bj[order], rj[order], w[order], levels[order], cache=cache)
+    np.testing.assert_array_equal(got, plain[order])
+    assert cache.hits == 0 and np.array_equal(
+        hp.plan_features(nat, bj, rj, w, levels, cache=cache), plain
+    )
     with pytest.raises(ValueError, match="bits"):
         hp.PlanCache(bits=40)
