@@ -4,8 +4,11 @@
   ``VectorEnvRunner``s already carrying advantages (GAE in the runner), so they go straight
   to ``learner_group.update(batch=…, timesteps=…)`` (no learner connector; the sampled-steps
   count drives RLlib's own ``lr`` / ``entropy_coeff`` schedules). With remote runners the
-  next ``sample()`` is in flight while the learner updates (one iteration of policy lag,
-  which the PPO ratio corrects), so sampling and learning overlap on separate cores.
+  next ``sample()`` is in flight while the learner updates, so sampling and learning overlap
+  on separate cores. A decision reaches the learner when its deal ends, so it was acted
+  with weights ~4-6 iterations old (a deal spans ~5 ``sample()`` calls of 20 lockstep steps,
+  plus the queue); the PPO ratio is taken against the acting log-probability, so the
+  gradient stays right, and clipping drops what moved too far (``clip_frac``, 3-8%).
 * ``build_algo_config``: ``GuandanPPO`` + ``VectorEnvRunner`` + the candidate module, with
   learners and runners as the run config says.
 """
