@@ -75,15 +75,7 @@ def plot(run_dir: Path, out: Path, title: str | None = None) -> Path:
             ax_tr.scatter(x[busy], rate[busy], s=4, color="grey", label="evaluation running")
         ax_tr.set_ylabel("learner samples/s (thousands)")
     ax_tr.set_xlabel("learner samples (millions)")
-    for ax in axes.flat:
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title or f"Self-play PPO: {run_dir.name}")
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, title or f"Self-play PPO: {run_dir.name}", out)
 
 
 def plot_runs(
@@ -122,10 +114,17 @@ def plot_runs(
     ax_gs.set_xlabel("learner samples (millions)")
     ax_tr.set_ylabel("learner samples/s (thousands, 20-iteration median)")
     ax_tr.set_xlabel("learner samples (millions)")
-    for ax in axes.flat:
+    return _save(fig, title or f"Self-play runs against {opponent}: in-run evaluations", out)
+
+
+def _save(fig, title: str, out: Path) -> Path:
+    """Grid and legend on every panel, the title, the PNG written; the figure closed."""
+    import matplotlib.pyplot as plt
+
+    for ax in fig.axes:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(title or f"Self-play runs against {opponent}: in-run evaluations")
+    fig.suptitle(title)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
