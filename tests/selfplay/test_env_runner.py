@@ -213,6 +213,22 @@ def test_fractional_epochs_pass_every_decision_then_a_share_again():
     assert all(np.array_equal(a, b) for a, b in zip(passes(1.3), passes(1.3), strict=True))
 
 
+def test_minibatches_are_near_equal_with_no_short_tail():
+    """A pass of 1,025 decisions at size 128 is nine minibatches of 113-114 decisions, not
+    eight of 128 and a tail of one (whose advantage std is NaN: a lost update)."""
+    from experiments.selfplay.rllib.env_runner import minibatches
+
+    for n, size in [(1025, 128), (1024, 128), (50, 128), (2049, 2048)]:
+        sample = {
+            "actions": np.arange(n, dtype=np.int64),
+            "cand_count": np.ones(n, np.int32),
+            "cand_rest": np.zeros((n, 1), np.float32),
+        }
+        sizes = [len(mb["actions"]) for mb in minibatches(sample, size, np.random.default_rng(0))]
+        assert sum(sizes) == n and len(sizes) == -(-n // size)
+        assert max(sizes) <= size and max(sizes) - min(sizes) <= 1
+
+
 def test_league_members_play_inside_the_runner():
     runner = _local_runner(4, self_share=0.0)
     member = CandidateNet(SMALL_MODEL)

@@ -72,7 +72,7 @@ class GuandanPPO(PPO):
         # features, a ragged column RLlib's row slicing would cut wrongly.
         # With n remote learners (DDP) each minibatch goes out as n shards, one per learner,
         # cut at decision boundaries too; every learner must take part in every step (the
-        # gradient all-reduce waits for all), so a tail of fewer than n decisions is dropped.
+        # gradient all-reduce waits for all), so a pass of fewer than n decisions is dropped.
         n_learners = 1 if self.learner_group.is_local else len(self.learner_group)
         # the learner's schedules (lr, entropy, anchor) read the samples seen, this batch's
         # included, as RLlib's own PPO counts them

@@ -98,14 +98,15 @@ def minibatches(
 
     ``epochs`` passes: each whole pass a fresh shuffle of every decision; a fraction is one
     more shuffle cut after that share of the decisions (1.3: every decision once, then 30% of
-    them again)."""
+    them again). A pass is cut into near-equal minibatches of at most ``size`` decisions, never
+    a short tail: a tail of one decision has no advantage spread to normalise by (NaN)."""
     n = len(sample["actions"])
     whole, share = divmod(float(epochs), 1.0)
     passes = [n] * int(whole) + ([int(round(share * n))] if share > 0 else [])
     for take in passes:
         perm = rng.permutation(n)[:take]
-        for i in range(0, take, size):
-            yield take_rows(sample, perm[i : i + size])
+        for part in np.array_split(perm, -(-take // size)):
+            yield take_rows(sample, part)
 
 
 def shards(minibatch: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
