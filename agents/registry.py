@@ -140,18 +140,40 @@ def _checkpoint_module():
         ) from e
 
 
+CHECKPOINT_WEIGHTS = ("ema", "raw")  # the run's moving average (default), the trained weights
+
+
+def parse_checkpoint_spec(arg: str | None) -> tuple[str, str]:
+    """``[weights=ema|raw:]PATH`` (the argument of ``checkpoint:``) as ``(path, weights)``."""
+    arg = arg or ""
+    if not arg.startswith("weights="):
+        return arg, "ema"
+    option, sep, path = arg.partition(":")
+    weights = option.removeprefix("weights=")
+    if not sep or not path or weights not in CHECKPOINT_WEIGHTS:
+        raise ValueError(
+            f"checkpoint:{arg}: the form is checkpoint:[weights=ema|raw:]PATH "
+            f"(weights one of {list(CHECKPOINT_WEIGHTS)}, then a path)"
+        )
+    return path, weights
+
+
 def _checkpoint(arg: str | None, seed: int | None) -> Agent:
+    path, weights = parse_checkpoint_spec(arg)
     try:
-        return _checkpoint_module().load_checkpoint_agent(arg, seed)
+        agent = _checkpoint_module().load_checkpoint_agent(path, seed, weights=weights)
     except OSError as e:  # no such file, unreadable: a bad spec, said in one line
         raise ValueError(f"cannot load 'checkpoint:{arg}': {e}") from None
+    agent.name = f"checkpoint:{arg}"
+    return agent
 
 
 def _checkpoint_identity(arg: str | None) -> Hashable:
-    """The policy file a checkpoint spec resolves to now, and its version on disk (a run
-    directory names its newest checkpoint)."""
-    policy = _checkpoint_module().resolve_policy(arg)
-    return str(policy.resolve()), policy.stat().st_mtime_ns
+    """The policy file a checkpoint spec resolves to now, its version on disk (a run
+    directory names its newest checkpoint) and which of its weights play."""
+    path, weights = parse_checkpoint_spec(arg)
+    policy = _checkpoint_module().resolve_policy(path)
+    return str(policy.resolve()), policy.stat().st_mtime_ns, weights
 
 
 register(
@@ -168,7 +190,8 @@ register(
 register(
     "checkpoint",
     _checkpoint,
-    "checkpoint:PATH  a trained policy (policy.pt, a checkpoint or a run directory)",
+    "checkpoint:[weights=raw:]PATH  a trained policy (policy.pt, a checkpoint or a run "
+    "directory); its weights' moving average, or with weights=raw the trained weights",
     identity=_checkpoint_identity,
     takes_argument=True,
 )

@@ -209,3 +209,37 @@ def test_registry_errors_are_clear(monkeypatch):
     monkeypatch.setitem(sys.modules, "agents.checkpoint", None)
     with pytest.raises(ValueError, match="checkpoint loader"):
         make_agent("checkpoint:/no/such/file")
+
+
+def test_checkpoint_spec_plays_the_average_or_with_weights_raw_the_trained_weights(tmp_path):
+    """``checkpoint:PATH`` plays the run's moving average of the weights;
+    ``checkpoint:weights=raw:PATH`` the trained weights (e.g. to measure what averaging
+    buys); the two are different agents to a tournament's cache; a bad option is named."""
+    import torch
+
+    from agents.candidate_net import CandidateNet
+    from agents.policy_file import save_policy
+    from agents.registry import parse_checkpoint_spec
+
+    net = CandidateNet({"trunk": [16], "cand": [8]})
+    raw = {k: v.detach().numpy().copy() for k, v in net.state_dict().items()}
+    ema = {k: v + np.float32(0.25) for k, v in raw.items()}
+    path = str(save_policy(tmp_path, raw, net.model_config, ema_state=ema))
+    played = {
+        spec: make_agent(spec, seed=0).net.state_dict()
+        for spec in (
+            f"checkpoint:{path}",
+            f"checkpoint:weights=ema:{path}",
+            f"checkpoint:weights=raw:{path}",
+        )
+    }
+    for k in raw:
+        assert torch.equal(played[f"checkpoint:{path}"][k], torch.from_numpy(ema[k]))
+        assert torch.equal(played[f"checkpoint:weights=ema:{path}"][k], torch.from_numpy(ema[k]))
+        assert torch.equal(played[f"checkpoint:weights=raw:{path}"][k], torch.from_numpy(raw[k]))
+    assert make_agent(f"checkpoint:weights=raw:{path}").name == f"checkpoint:weights=raw:{path}"
+    assert agent_identity(f"checkpoint:{path}") != agent_identity(f"checkpoint:weights=raw:{path}")
+    assert parse_checkpoint_spec("runs/a") == ("runs/a", "ema")
+    for bad in ("weights=best:runs/a", "weights=raw", "weights=raw:"):
+        with pytest.raises(ValueError, match=r"checkpoint:\[weights=ema\|raw:\]PATH"):
+            make_agent(f"checkpoint:{bad}")
