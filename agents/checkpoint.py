@@ -24,6 +24,7 @@ import torch
 
 from agents.candidate_agent import CandidateAgent
 from agents.candidate_net import CandidateNet
+from agents.policy_file import WEIGHTS as WEIGHTS  # the weights a spec may name (registry)
 from agents.policy_file import load_policy_file
 
 POLICY_FILE = "policy.pt"

@@ -140,21 +140,19 @@ def _checkpoint_module():
         ) from e
 
 
-CHECKPOINT_WEIGHTS = ("ema", "raw")  # the run's moving average (default), the trained weights
-
-
 def parse_checkpoint_spec(arg: str | None) -> tuple[str, str]:
-    """``[weights=ema|raw:]PATH`` (the argument of ``checkpoint:``) as ``(path, weights)``."""
-    arg = arg or ""
-    if not arg.startswith("weights="):
-        return arg, "ema"
-    option, sep, path = arg.partition(":")
-    weights = option.removeprefix("weights=")
-    if not sep or not path or weights not in CHECKPOINT_WEIGHTS:
-        raise ValueError(
-            f"checkpoint:{arg}: the form is checkpoint:[weights=ema|raw:]PATH "
-            f"(weights one of {list(CHECKPOINT_WEIGHTS)}, then a path)"
-        )
+    """``[weights=ema|raw:]PATH`` (the argument of ``checkpoint:``) as ``(path, weights)``;
+    the weights' names are the policy file's own (``agents.policy_file.WEIGHTS``)."""
+    known = _checkpoint_module().WEIGHTS
+    path, weights = arg or "", "ema"
+    if path.startswith("weights="):
+        option, sep, path = path.partition(":")
+        weights = option.removeprefix("weights=")
+        if not sep or not path or weights not in known:
+            raise ValueError(
+                f"checkpoint:{arg}: the form is checkpoint:[weights=ema|raw:]PATH "
+                f"(weights one of {list(known)}, then a path)"
+            )
     return path, weights
 
 
