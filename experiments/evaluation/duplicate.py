@@ -93,10 +93,10 @@ class PairGame(NamedTuple):
     seed: int
 
 
-def pair_games(seed: int, pairs: int, duplicate: bool = True) -> Iterator[PairGame]:
+def pair_games(seed: int, pairs: int | range, duplicate: bool = True) -> Iterator[PairGame]:
     """The games of ``pairs`` duplicate pairs in order (both swaps of pair 0, then pair 1
-    …); ``duplicate=False``: one game per pair seed, no swap."""
-    for pair in range(pairs):
+    …), or of the pairs of a ``range``; ``duplicate=False``: one game per pair seed, no swap."""
+    for pair in range(pairs) if isinstance(pairs, int) else pairs:
         for swap in SWAPS if duplicate else (0,):
             yield PairGame(pair, swap, pair_seed(seed, pair))
 
@@ -270,22 +270,42 @@ def evaluate(
 
     if n_pairs < 1:
         raise ValueError(f"n_pairs must be >= 1, got {n_pairs}")
+    sides = play_pairs(agent, opponent, range(n_pairs), seed, mode, config, options, progress)
+    return matchup_stats(sides, seed=seed)
+
+
+Sides = tuple[dict[str, Any], dict[str, Any]]
+
+
+def play_pairs(
+    agent: AgentLike,
+    opponent: AgentLike,
+    pairs: range,
+    seed: int = 0,
+    mode: str = "deal",
+    config: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> list[Sides]:
+    """Team A's view of both games of each pair in ``pairs`` (what ``evaluate`` summarises).
+    Every game seeds its agents from its own seed, so any split of the pairs plays the same
+    games as one run over all of them."""
     cfg = game_config(mode, **(config or {}))
     a0, a1 = _as_agents(agent, seed)
     b0, b1 = _as_agents(opponent, seed + 2)
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        progress = tqdm(total=n_pairs, desc="evaluate", unit="pair")
+        bar = tqdm(total=len(pairs), desc="evaluate", unit="pair")
     views: list[dict] = []
-    for g in pair_games(seed, n_pairs):
+    for g in pair_games(seed, pairs):
         rec = play_game(
             seated([a0, b0, a1, b1], g.swap), g.seed, cfg, options, derive_seed(g.seed, g.swap)
         )
         views.append(team_view(rec, seat_of(0, g.swap) % 2))
-        if progress is not False and g.swap == SWAPS[-1]:
-            progress.update(1)
-    if progress is not False:
-        progress.close()
-    sides = [(views[i], views[i + 1]) for i in range(0, len(views), 2)]
-    return matchup_stats(sides, seed=seed)
+        if bar is not None and g.swap == SWAPS[-1]:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return [(views[i], views[i + 1]) for i in range(0, len(views), 2)]

@@ -29,24 +29,45 @@ from experiments.selfplay.rllib.algorithm import build_algo_config, init_ray
 BC_ANCHOR = "bc"
 
 
-def _evaluate_task(
-    state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int, game: dict
-) -> dict[str, dict]:
-    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training)."""
+def _played_agent(state: dict, model_config: dict, seed: int):
+    """The greedy agent of a policy's weights, torch at one thread (inside a Ray task)."""
     import torch
 
     from agents.candidate_agent import CandidateAgent
     from agents.candidate_net import net_from_state
-    from experiments.evaluation.duplicate import evaluate
 
     torch.set_num_threads(1)
-    agent = CandidateAgent(net_from_state(state, model_config), seed=seed, name="current")
+    return CandidateAgent(net_from_state(state, model_config), seed=seed, name="current")
+
+
+def _evaluate_task(
+    state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int, game: dict
+) -> dict[str, dict]:
+    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training)."""
+    from experiments.evaluation.duplicate import evaluate
+
+    agent = _played_agent(state, model_config, seed)
     config = {k: v for k, v in game.items() if k != "mode"}
     out = {}
     for opp in opponents:
         stats = evaluate(agent, opp, n_pairs=pairs, seed=seed, mode="deal", config=config)
         out[opp] = {k: v for k, v in stats.items() if k != "pair_gains"}
     return out
+
+
+def _play_pairs_task(
+    state: dict, model_config: dict, opponent: str, first: int, stop: int, seed: int, game: dict
+) -> list:
+    """Both games of pairs ``first..stop-1`` against one opponent (a chunk of the final
+    evaluation; ``evaluate`` over all the pairs plays the same games)."""
+    from experiments.evaluation.duplicate import play_pairs
+
+    agent = _played_agent(state, model_config, seed)
+    config = {k: v for k, v in game.items() if k != "mode"}
+    return play_pairs(agent, opponent, range(first, stop), seed=seed, mode="deal", config=config)
+
+
+FINAL_EVAL_CHUNK = 50  # pairs per task of the final evaluation
 
 
 class SelfPlayTrainer:
@@ -357,6 +378,47 @@ class SelfPlayTrainer:
             dict(self.cfg.game),
         )
 
+    def final_eval(self, pairs: int) -> dict[str, dict]:
+        """The evaluation after training, in chunks of pairs on every CPU of the cluster
+        (training is over; the evaluations beside it take no CPU of their own). Chunks are
+        merged in pair order, so the result is that of one sequential ``evaluate``."""
+        import ray
+
+        from experiments.evaluation.ratings import matchup_stats
+
+        task = ray.remote(num_cpus=0)(_play_pairs_task)
+        seed, game = self.cfg.seed + 7919, dict(self.cfg.game)
+        state = ray.put(self.played_state())
+        jobs = [
+            (opp, first, min(first + FINAL_EVAL_CHUNK, pairs))
+            for opp in self.cfg.eval.opponents
+            for first in range(0, pairs, FINAL_EVAL_CHUNK)
+        ]
+        width = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        sides: dict[tuple, list] = {}
+        running: dict[Any, tuple] = {}
+        t0, todo = time.perf_counter(), list(jobs)
+        while todo or running:
+            while todo and len(running) < width:
+                job = todo.pop(0)
+                ref = task.remote(state, dict(self.model_config), *job, seed, game)
+                running[ref] = job
+            (ref,), _ = ray.wait(list(running), num_returns=1)
+            sides[running.pop(ref)] = ray.get(ref)
+            done, dt = len(sides), time.perf_counter() - t0
+            print(
+                f"\rfinal evaluation: {done}/{len(jobs)} chunks of {FINAL_EVAL_CHUNK} pairs, "
+                f"{fmt_time(dt)} elapsed, ~{fmt_time(dt / done * (len(jobs) - done))} left",
+                end="\n" if done == len(jobs) else "",
+                flush=True,
+            )
+        out = {}
+        for opp in self.cfg.eval.opponents:
+            merged = [s for job in jobs if job[0] == opp for s in sides[job]]
+            stats = matchup_stats(merged, seed=seed)
+            out[opp] = {k: v for k, v in stats.items() if k != "pair_gains"}
+        return out
+
     def poll_eval(self, block: bool = False) -> dict[str, dict]:
         import ray
 
@@ -494,10 +556,8 @@ class SelfPlayTrainer:
         pairs = c.eval.final_pairs
         if pairs > 0 and self.iteration > 0:
             t = time.perf_counter()
-            import ray
-
             print(f"final evaluation: {pairs} duplicate pairs per opponent …", flush=True)
-            final = ray.get(self.start_eval(pairs))
+            final = self.final_eval(pairs)
             for opp, stats in final.items():
                 self.log.evaluation(self.iteration, self.env_steps, opp, stats, self.elapsed)
                 print("final " + fmt_eval(opp, stats), flush=True)

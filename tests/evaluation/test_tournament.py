@@ -10,7 +10,13 @@ import pytest
 
 from agents import HeuristicAgent, make_agent
 from experiments.evaluation import tournament as tour
-from experiments.evaluation.duplicate import evaluate, pair_seed, play_game, team_view
+from experiments.evaluation.duplicate import (
+    evaluate,
+    pair_seed,
+    play_game,
+    play_pairs,
+    team_view,
+)
 from experiments.evaluation.ratings import (
     ELO_BASE,
     bootstrap_ci,
@@ -221,6 +227,24 @@ def test_evaluate_accepts_specs_and_agent_instances():
     assert r3["pairs"] == 3
     with pytest.raises(ValueError):
         evaluate(42, "random", n_pairs=1)
+
+
+def test_pairs_played_in_chunks_are_the_games_of_one_run():
+    """The trainer's final evaluation splits the pairs over tasks: every game seeds its agents
+    from its own seed, so chunks merged in order equal one sequential evaluation."""
+    cfg = {"random_levels": True, "random_tribute": True}
+    whole = play_pairs("heuristic", "random", range(5), seed=9, config=cfg)
+    chunks = [range(0, 2), range(2, 3), range(3, 5)]
+    split = [s for r in chunks for s in play_pairs("heuristic", "random", r, seed=9, config=cfg)]
+    assert len(whole) == 5 and split == whole
+    # later chunks first, on fresh agents: still the same games
+    reversed_ = [play_pairs("heuristic", "random", r, seed=9, config=cfg) for r in chunks[::-1]]
+    assert [s for part in reversed_[::-1] for s in part] == whole
+    from experiments.evaluation.ratings import matchup_stats
+
+    assert matchup_stats(split, seed=9) == evaluate(
+        "heuristic", "random", n_pairs=5, seed=9, config=cfg
+    )
 
 
 @pytest.mark.slow

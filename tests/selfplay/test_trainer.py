@@ -127,6 +127,8 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["env_steps"] == state["env_steps"] and summary["train_seconds"] > 0
     assert set(summary["final_eval"]) == {"random", "heuristic"}
+    assert all(e["pairs"] == 2 for e in summary["final_eval"].values())
+    assert "final evaluation: 2/2 chunks" in out, out[-3000:]  # one task per opponent
     progress = (run / "progress.csv").read_text().splitlines()[1:]
     assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3, 4]
     assert len((run / "eval.csv").read_text().splitlines()) >= 3  # header + final rows
