@@ -71,9 +71,29 @@ SUITES: dict[str, Suite] = {
                 "3895140f5f535dbd0272664756355d84",
             },
         ),
+        # v2 adds long-v2 (the long recipe with a late learning-rate decay, 120 M samples);
+        # v1's four opponents stay, so its matchups among them are replayed game for game
+        Suite(
+            name="guandan-eval-v2",
+            opponents=(
+                "random",
+                "heuristic",
+                "pretrained:default-v1",
+                "pretrained:long-v1",
+                "pretrained:long-v2",
+            ),
+            weights={
+                "pretrained:default-v1": "0be2ae4f7031af57f177f02ac94f4fc3"
+                "bc1473f0cc88a5b9eadd569213b70930",
+                "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae"
+                "3895140f5f535dbd0272664756355d84",
+                "pretrained:long-v2": "7cf99d30549613ddbd9a60ae5382f683"
+                "bf70acaea92c209ec864ab4cbcc25898",
+            },
+        ),
     )
 }
-CURRENT = "guandan-eval-v1"
+CURRENT = "guandan-eval-v2"
 
 
 def get_suite(name: str | None = None) -> Suite:
