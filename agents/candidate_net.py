@@ -287,14 +287,17 @@ class CandidateNet(nn.Module):
         rng: np.random.Generator | None = None,
         greedy: bool = False,
         value_of: Callable[[torch.Tensor], torch.Tensor] | None = None,
+        h: torch.Tensor | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(actions int64 (N,), logp float32 (N,), values float32 (N,))``.
 
         Samples by Gumbel-max with noise from the numpy ``rng`` (never torch's global RNG), or
         takes the argmax when ``greedy``. ``value_of`` (training only) replaces the value head:
-        a function of the trunk's output (a critic that also sees more than the seat).
+        a function of the trunk's output (a critic that also sees more than the seat). ``h``:
+        the trunk's output of these decisions if already computed (``encode(d)``).
         """
-        h = self.encode(d)
+        if h is None:
+            h = self.encode(d)
         logits = self.score(d, h)
         values = (value_of or (lambda x: self.value_head(x).squeeze(-1)))(h)
         logp = segment_log_softmax(logits, d.rows, d.n)

@@ -59,6 +59,12 @@ class Runners:
         "decisions with one legal action are played without the network and never become "
         "learner samples (no policy gradient; the GAE chain skips them)",
     )
+    plan_top_k: int = option(
+        0,
+        "0: plan every candidate; k > 0: a decision with more than k candidates plans only "
+        "the k best of a cheap first pass (plans without sequences) and samples among them "
+        "(experiments.selfplay.rllib.pruned_planning; training only, agents score all)",
+    )
     steps_per_call: int = option(
         20, "lockstep steps per runner and iteration (about 15k samples at 1,024 tables)"
     )
@@ -269,6 +275,10 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ValueError("runners.num must be >= 0, runners.tables and steps_per_call >= 1")
     if lr_.num < 0 or not lr_.cpus_each > 0:
         raise ValueError("learners.num must be >= 0 and learners.cpus_each > 0")
+    if r.plan_top_k < 0:
+        raise ValueError(
+            f"runners.plan_top_k must be >= 0 (0: plan every candidate), got {r.plan_top_k}"
+        )
     if r.sample_ahead < 1:
         raise ValueError("runners.sample_ahead must be >= 1")
     if cfg.torch_threads < 1:
@@ -340,6 +350,7 @@ def runner_config(cfg: RunConfig) -> dict[str, Any]:
         "game": dict(cfg.game),
         "steps_per_call": r.steps_per_call,
         "skip_forced": r.skip_forced,
+        "plan_top_k": r.plan_top_k,
         "self_share": lg.self_share,
         "pfsp_power": lg.pfsp_power,
         "active_members": lg.active_members,

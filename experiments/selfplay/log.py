@@ -28,6 +28,8 @@ METRICS = (
     Metric("env_steps_per_s", "perf/samples_per_s"),
     Metric("game_steps_per_s", "perf/game_steps_per_s"),
     Metric("forced_share", "perf/forced_share"),  # game decisions with one legal action
+    # legal candidates planned in full (below 1 with runners.plan_top_k)
+    Metric("planned_share", "perf/planned_share"),
     Metric("reward_vs_bc", "train/reward_vs_bc"),
     Metric("reward_vs_snapshot", "train/reward_vs_snapshot"),
     Metric("policy_loss", "loss/policy", "policy_loss"),

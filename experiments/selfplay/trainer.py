@@ -461,6 +461,8 @@ class SelfPlayTrainer:
         rm = info["runner_metrics"]
         gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
         forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
+        cands = sum(int(m.get("num_candidates", 0)) for m in rm)
+        planned = sum(int(m.get("num_candidates_planned", 0)) for m in rm)
         self.game_steps += gsteps
         ln = info["learner"]
         row: dict[str, Any] = {
@@ -471,6 +473,7 @@ class SelfPlayTrainer:
             "env_steps_per_s": steps / dt if dt > 0 else 0.0,
             "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
             "forced_share": forced / gsteps if gsteps else None,
+            "planned_share": planned / cands if cands else None,
             **learner_columns(ln),
             "league_size": len(self.league_members()),
             "sample_wait_s": info.get("sample_wait_s"),

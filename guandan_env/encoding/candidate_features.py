@@ -42,7 +42,7 @@ import numpy as np
 from ..core import actions as T
 from ..core.cards import BJ_FACE, NUM_FACES, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, wildcard_face
 from .features import ACTION_FEATURE_DIM, action_features
-from .hand_plan import PLAN_DIM, PlanCache, plan_features
+from .hand_plan import GREEDY_ROUNDS, PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES
 from .packing import BINARY, OBS_BITS, set_bits
 
@@ -153,6 +153,63 @@ def _keys(candidate_levels: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return candidate_levels * T.NUM_ACTIONS + ids
 
 
+@dataclass
+class DecisionContext:
+    """What every candidate of a decision shares: the deal level, the hand in rank space, its
+    plan and the decision rows. ``candidate_rest`` turns it into candidate rows, for any
+    subset of the candidates (the runner's pruned planning plans the kept ones alone)."""
+
+    level: np.ndarray  # (N,) intp: deal level rank index
+    hand_nat: np.ndarray  # (N, 15) int16: naturals per rank, jokers at 13 and 14
+    hand_wilds: np.ndarray  # (N,) int16: ♥N wildcards
+    hand_plan: np.ndarray  # (N, PLAN_DIM) float32: the own hand's plan
+    state: np.ndarray  # (N, STATE_DIM) float32: decision rows
+
+
+def decision_context(obs: np.ndarray, cache: PlanCache | None = None) -> DecisionContext:
+    """``DecisionContext`` of decisions ``obs`` (observations or their 0/1 part)."""
+    obs = np.asarray(obs)
+    level = levels_of(obs)
+    hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
+    # the hand first: a pass leaves it as it is, so the memo answers those candidates
+    hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
+    state = _state_features(obs, level, hand_plan)
+    return DecisionContext(level, hand_nat, hand_wilds, hand_plan, state)
+
+
+def candidate_rest(
+    ctx: DecisionContext,
+    rows: np.ndarray,
+    ids: np.ndarray,
+    cache: PlanCache | None = None,
+    rounds: int | None = None,
+) -> np.ndarray:
+    """The ``(M, REST_DIM)`` rows past the action block of candidates ``(rows, ids)``.
+
+    ``rounds``: the plans' greedy sequence rounds (``hand_plan.plan_features``); a cheap
+    first pass uses 0 (no sequences), for the hand left and the hand alike, so the plan delta
+    compares like with like."""
+    lv = ctx.level[rows]
+    nat, wilds = _after_hands(ctx.hand_nat[rows], ctx.hand_wilds[rows], lv, ids)
+    plan = plan_features(*_plan_inputs(nat, wilds), lv, cache=cache, rounds=rounds)
+    hand_plan = ctx.hand_plan
+    if rounds is not None and rounds != GREEDY_ROUNDS:
+        hand_plan = plan_features(
+            *_plan_inputs(ctx.hand_nat, ctx.hand_wilds), ctx.level, rounds=rounds
+        )
+    rest = np.empty((ids.shape[0], REST_DIM), dtype=np.float32)
+    natural = nat[:, :NR]
+    rest[:, 0] = (natural.sum(1) + nat[:, 13] + nat[:, 14] + wilds) == 0
+    broken = _bombs(ctx.hand_nat)[rows] - _bombs(nat)
+    rest[:, 1] = np.where(_IS_BOMB[ids], 0, broken) / 4.0
+    rest[:, 2] = (natural == 1).sum(1) / 13.0
+    rest[:, 3] = (natural == 2).sum(1) / 13.0
+    rest[:, 4] = (natural == 3).sum(1) / 13.0
+    rest[:, AFTER_DIM : AFTER_DIM + PLAN_DIM] = plan
+    rest[:, -1] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays / 10 -> delta / 4
+    return rest
+
+
 def decision_features(
     obs: np.ndarray, rows: np.ndarray, ids: np.ndarray, cache: PlanCache | None = None
 ) -> CandidateInputs:
@@ -161,25 +218,9 @@ def decision_features(
     ``obs``: observations ``(N, OBS_DIM)``, or their 0/1 part alone (any numeric dtype);
     ``cache``: a ``hand_plan.PlanCache`` memo for the plans (same answers, faster when hands
     repeat)."""
-    obs = np.asarray(obs)
-    level = levels_of(obs)
-    hand_nat, hand_wilds = _rank_state(_face_counts(obs, _HAND), level)
-    lv = level[rows]
-    nat, wilds = _after_hands(hand_nat[rows], hand_wilds[rows], lv, ids)
-    # the hand first: a pass leaves it as it is, so the memo answers those candidates
-    hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
-    plan = plan_features(*_plan_inputs(nat, wilds), lv, cache=cache)
-    rest = np.empty((ids.shape[0], REST_DIM), dtype=np.float32)
-    natural = nat[:, :NR]
-    rest[:, 0] = (natural.sum(1) + nat[:, 13] + nat[:, 14] + wilds) == 0
-    broken = _bombs(hand_nat)[rows] - _bombs(nat)
-    rest[:, 1] = np.where(_IS_BOMB[ids], 0, broken) / 4.0
-    rest[:, 2] = (natural == 1).sum(1) / 13.0
-    rest[:, 3] = (natural == 2).sum(1) / 13.0
-    rest[:, 4] = (natural == 3).sum(1) / 13.0
-    rest[:, AFTER_DIM : AFTER_DIM + PLAN_DIM] = plan
-    rest[:, -1] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays / 10 -> delta / 4
-    return CandidateInputs(_keys(lv, ids), rest, _state_features(obs, level, hand_plan))
+    ctx = decision_context(obs, cache)
+    rest = candidate_rest(ctx, rows, ids, cache)
+    return CandidateInputs(_keys(ctx.level[rows], ids), rest, ctx.state)
 
 
 def candidate_rows(inputs: CandidateInputs) -> np.ndarray:

@@ -46,6 +46,7 @@ from ..core.cards import BJ_FACE, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, RJ_FACE,
 NR = NUM_NATURAL_RANKS  # 13
 NPOS = NR + 1  # position 0 = ace played low, 1..13 = ranks 2..A
 PW, BW = 256, 32  # cost of a play; bonus of a bomb (singles cost 1 on top of their play)
+GREEDY_ROUNDS = 4  # sequences the fast method adds greedily, at most
 INF = 15000  # int16 "impossible" (INF + INF + costs still fits int16)
 
 
@@ -331,9 +332,12 @@ def plan_features(
     method: str = "fast",
     model: str | PlanModel = DEFAULT_MODEL,
     cache: PlanCache | None = None,
+    rounds: int | None = None,
 ) -> np.ndarray:
     """``float32[N, PLAN_DIM]`` features of each hand's plan, scaled as ``PLAN_FIELDS`` says
-    (roughly [0, 1]); ``cache``: a ``PlanCache`` memo for the fast method (same answers)."""
+    (roughly [0, 1]); ``cache``: a ``PlanCache`` memo for the fast method (same answers);
+    ``rounds``: the fast method's greedy sequence rounds (``None``: ``GREEDY_ROUNDS``; 0 is
+    the exact split without sequences, ~20x cheaper; the memo serves the default only)."""
     nat = np.asarray(nat, dtype=np.uint8)
     n = nat.shape[0]
     bj = np.asarray(bj, dtype=np.uint8).reshape(n)
@@ -341,7 +345,10 @@ def plan_features(
     wilds = np.asarray(wilds, dtype=np.uint8).reshape(n)
     lv = np.broadcast_to(np.asarray(level, dtype=np.intp), (n,))
     if method == "fast":
-        plays, code, _ = (cache.greedy if cache is not None else _greedy)(nat, bj, rj, wilds)
+        if rounds is None or rounds == GREEDY_ROUNDS:
+            plays, code, _ = (cache.greedy if cache is not None else _greedy)(nat, bj, rj, wilds)
+        else:
+            plays, code, _ = _greedy(nat, bj, rj, wilds, rounds)
         bombs = sum(_field(code, f) for f in (_F_4, _F_6, _F_8, _F_O))
         singles = _field(code, _F_S)
     elif method == "dp":
@@ -579,7 +586,7 @@ for _i, (_t, _lo, _hi) in enumerate(zip(_WT, _WLO, _WHI, strict=True)):
 
 
 def _greedy(
-    nat: np.ndarray, bj: np.ndarray, rj: np.ndarray, wilds: np.ndarray, rounds: int = 4
+    nat: np.ndarray, bj: np.ndarray, rj: np.ndarray, wilds: np.ndarray, rounds: int = GREEDY_ROUNDS
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(plays int32[N], packed classes left int32[N], wildcards left int32[N])`` of the
     greedy split (see ``fast_plays``)."""
@@ -655,7 +662,7 @@ def _greedy(
 
 
 def fast_plays(
-    nat: np.ndarray, bj: np.ndarray, rj: np.ndarray, wilds: np.ndarray, rounds: int = 4
+    nat: np.ndarray, bj: np.ndarray, rj: np.ndarray, wilds: np.ndarray, rounds: int = GREEDY_ROUNDS
 ) -> np.ndarray:
     """Greedy approximation of the fewest plays (``int8[N]``): start from the best split
     without sequences (exact, table driven), then up to ``rounds`` times take the sequence

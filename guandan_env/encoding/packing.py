@@ -64,6 +64,16 @@ def pack_masks(mask: np.ndarray) -> np.ndarray:
     return np.packbits(mask != 0, axis=1)
 
 
+def pack_candidates(rows: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """``pack_masks`` bits of ``n`` masks whose set entries are ``(rows, ids)`` (distinct
+    pairs), without building the 0/1 masks."""
+    bits = np.zeros((n, MASK_BYTES), dtype=np.uint8)
+    ids = np.asarray(ids, dtype=np.int64)
+    # distinct pairs set distinct bits, so adding them is or-ing them
+    np.add.at(bits, (np.asarray(rows, dtype=np.int64), ids >> 3), 0x80 >> (ids & 7))
+    return bits
+
+
 def unpack_masks(bits: np.ndarray) -> np.ndarray:
     """``bool (N, NUM_ACTIONS)`` masks from ``pack_masks``."""
     return np.unpackbits(bits, axis=1, count=NUM_ACTIONS).view(bool)

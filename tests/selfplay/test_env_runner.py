@@ -103,8 +103,9 @@ def _local_runner(seed: int, **overrides):
     return VectorEnvRunner(config=config, worker_index=0)
 
 
-def test_equal_seeds_give_equal_samples():
-    a, b, c = _local_runner(7), _local_runner(7), _local_runner(8)
+@pytest.mark.parametrize("plan_top_k", [0, 4])
+def test_equal_seeds_give_equal_samples(plan_top_k):
+    a, b, c = (_local_runner(s, plan_top_k=plan_top_k) for s in (7, 7, 8))
     state = a.get_state()
     b.set_state(state)
     c.set_state(state)
@@ -138,9 +139,9 @@ def test_forced_decisions_skip_the_network_and_the_learner_batch():
     seen = []
     act_batch = runner.net.act_batch
 
-    def watched(d, rng, greedy=False, value_of=None):
+    def watched(d, rng, greedy=False, value_of=None, h=None):
         seen.append(np.bincount(d.rows.numpy()))  # candidates per decision in the batch
-        return act_batch(d, rng, greedy, value_of)
+        return act_batch(d, rng, greedy, value_of, h)
 
     runner.net.act_batch = watched
     s = runner.sample()
@@ -158,17 +159,25 @@ def test_forced_decisions_skip_the_network_and_the_learner_batch():
     assert set(np.unique(np.round(kept["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
 
 
-def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch():
+@pytest.mark.parametrize("plan_top_k", [0, 3])
+def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch(plan_top_k):
     """The runner ships each decision's state and candidate blocks (computed when it acted);
     the learner's minibatches must carry exactly what ``decision_features`` gives for their
-    rows, and the network must read the same inputs either way."""
+    rows, and the network must read the same inputs either way. With ``plan_top_k`` the
+    sample's masks hold the kept candidates, planned in full like any others."""
     from agents.candidate_net import CandidateNet, prepare_packed
     from experiments.selfplay.rllib.env_runner import minibatches
     from guandan_env.encoding.candidate_features import candidates_packed, decision_features
     from guandan_env.encoding.packing import OBS_BITS
 
-    runner = _local_runner(5)
+    runner = _local_runner(5, plan_top_k=plan_top_k)
     sample = runner.sample()
+    m = runner.get_metrics()
+    share = m["num_candidates_planned"] / m["num_candidates"]
+    if plan_top_k:
+        assert sample["cand_count"].max() <= plan_top_k and 0 < share < 1
+    else:
+        assert share == 1.0
     net = CandidateNet()
     for mb in minibatches(sample, 97, np.random.default_rng(0)):
         binary = np.unpackbits(mb["obs_bits"], axis=1, count=OBS_BITS)

@@ -44,6 +44,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
 from experiments.selfplay.config import DEFAULTS, runner_config
 from experiments.selfplay.rllib.heads import HIDDEN_DIM, HeadsConfig, TrainingHeads, hidden_hands
+from experiments.selfplay.rllib.pruned_planning import pruned_inputs
 from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import REST_DIM, STATE_DIM
 from guandan_env.encoding.hand_plan import PlanCache
@@ -71,6 +72,10 @@ def check_runner_config(cfg: dict | None) -> dict:
     out = merge_known(DEFAULT_RUNNER_CONFIG, cfg, "env runner config")
     if int(out["tables"]) < 1 or int(out["steps_per_call"]) < 1:
         raise ValueError("runner tables and steps_per_call must be >= 1")
+    if int(out["plan_top_k"]) < 0:
+        raise ValueError(
+            f"plan_top_k must be >= 0 (0: plan every candidate), got {out['plan_top_k']}"
+        )
     if not 0.0 <= float(out["self_share"]) <= 1.0:
         raise ValueError(f"self_share must be in [0, 1], got {out['self_share']}")
     if out["game"].get("mode", "deal") != "deal":
@@ -256,6 +261,8 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             "env_steps": 0,
             "game_steps": 0,
             "forced_steps": 0,
+            "candidates": 0,  # legal candidates of the decisions the network saw
+            "candidates_planned": 0,  # of them, those planned in full (all without plan_top_k)
             "episodes": 0,
             "sample_s": 0.0,  # wall time in sample()
             "sample_cpu_s": 0.0,  # CPU time in sample(): below the wall time = CPU contention
@@ -427,26 +434,26 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         binary = obs[:, BINARY] != 0  # computed once for every policy's rows
         obs_bits = np.packbits(binary, axis=1)
         choose = np.ones(b, dtype=bool)
+        n_legal = mask.sum(axis=1, dtype=np.int32)
         if self.settings["skip_forced"]:
             # one legal action: no policy gradient, no network; the seat's trajectory (and
             # its GAE chain) goes on from its next decision with a choice
-            forced = mask.sum(axis=1, dtype=np.int32) == 1
+            forced = n_legal == 1
             actions[forced] = mask[forced].argmax(axis=1)
             choose = ~forced
             self._counters["forced_steps"] += int(forced.sum())
         for c in np.unique(who[choose]):
             rows = np.flatnonzero((who == c) & choose)
             net = self.net if c == 0 else self.league[c - 1][1]
-            d = prepare_binary(
-                binary[rows], obs[rows, SCALAR_INDEX], bits[rows], net.features, cache=self._plans
-            )
+            d, h, kept_bits = self._inputs(net, binary[rows], obs[rows, SCALAR_INDEX], bits[rows])
+            self._counters["candidates"] += int(n_legal[rows].sum())
             hidden = None
             if c == 0 and self.heads is not None:
                 hidden = hidden_hands(env.state.hands[rows], seat[rows])
-            a, logp, v = net.act_batch(d, self.rng, value_of=self._value_of(hidden))
+            a, logp, v = net.act_batch(d, self.rng, value_of=self._value_of(hidden), h=h)
             actions[rows] = a
             if c == 0:
-                self._record(rows, seat[rows], obs[rows], obs_bits[rows], bits[rows], a, logp, v, d)
+                self._record(rows, seat[rows], obs[rows], obs_bits[rows], kept_bits, a, logp, v, d)
                 if hidden is not None:
                     self._store.cols["hidden"][self._last[rows, seat[rows]]] = hidden
         self._counters["game_steps"] += b
@@ -455,6 +462,18 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         if ended.size:
             self._close(ended, rewards[ended])
             self._draw_matchups(ended)
+
+    def _inputs(self, net: CandidateNet, binary, scalar, bits):
+        """``(decisions, trunk output or None, packed masks of the candidates they hold)``:
+        every legal candidate, or with ``plan_top_k`` the kept ones (``pruned_planning``)."""
+        k = int(self.settings["plan_top_k"])
+        if k:
+            d, h, kept_bits = pruned_inputs(net, binary, scalar, bits, k, self._plans)
+        else:
+            d = prepare_binary(binary, scalar, bits, net.features, cache=self._plans)
+            h, kept_bits = None, bits
+        self._counters["candidates_planned"] += int(d.rows.shape[0])
+        return d, h, kept_bits
 
     def _value_of(self, hidden: np.ndarray | None):
         """The learner's value for GAE: with the privileged critic, the value head plus what
@@ -539,6 +558,8 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             "num_forced_steps": self._counters["forced_steps"],
             "num_episodes": self._counters["episodes"],
             "plan_cache_hit_rate": self._plans.hit_rate,
+            "num_candidates": self._counters["candidates"],
+            "num_candidates_planned": self._counters["candidates_planned"],
             "sample_s": self._counters["sample_s"],
             "sample_cpu_s": self._counters["sample_cpu_s"],
         }
