@@ -75,6 +75,13 @@ class DecisionArrays:
         return int(self.dense.shape[0])
 
 
+def _block_masks(features: list[str] | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """``block_mask(features)``, or None when every block is on (nothing to mask)."""
+    if features is None or set(features) == set(FEATURE_BLOCKS):
+        return None
+    return block_mask(features)
+
+
 def block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """0/1 column masks of the candidate (past the action block) and state inputs for the
     enabled blocks."""
@@ -144,8 +151,9 @@ def assemble_arrays(
     candidates ``(rows, ids)`` (any subset of the legal ones, rows ascending) with their
     action keys and ``rest`` rows; ``features`` switches input blocks off."""
     n = binary.shape[0]
-    if features is not None and set(features) != set(FEATURE_BLOCKS):
-        state = state * block_mask(features)[1]
+    masks = _block_masks(features)
+    if masks is not None:
+        state = state * masks[1]
     # over bools: 2x faster than over uint8, and faster than np.nonzero over the 2-D array
     flat = np.flatnonzero(binary.view(bool) if binary.dtype == np.uint8 else binary)
     r = flat // OBS_BITS
@@ -166,9 +174,12 @@ def with_candidates(
     rest: np.ndarray,
     features: list[str] | None,
 ) -> DecisionArrays:
-    """The decisions of ``a`` with the candidates ``(rows, ids)`` instead of its own."""
-    if features is not None and set(features) != set(FEATURE_BLOCKS):
-        rest = rest * block_mask(features)[0]
+    """The decisions of ``a`` with the candidates ``(rows, ids)`` instead of its own:
+    ``a``'s observation and dense rows are kept as they are (already masked for the same
+    ``features``); only the new ``rest`` rows are masked here."""
+    masks = _block_masks(features)
+    if masks is not None:
+        rest = rest * masks[0]
     akeys, ainv = distinct(keys)
     return DecisionArrays(
         a.obs_idx, a.obs_offsets, a.dense, rows, ids, akeys, ainv, np.ascontiguousarray(rest)

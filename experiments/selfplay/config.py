@@ -61,7 +61,7 @@ class Runners:
     )
     plan_top_k: int = option(
         0,
-        "0: plan every candidate; k > 0: a decision with more than k candidates plans only "
+        "0: plan every candidate; k >= 2: a decision with more than k candidates plans only "
         "the k best of a cheap first pass (plans without sequences) and samples among them "
         "(experiments.selfplay.rllib.pruned_planning; training only, agents score all)",
     )
@@ -275,9 +275,10 @@ def validate(cfg: RunConfig) -> RunConfig:
         raise ValueError("runners.num must be >= 0, runners.tables and steps_per_call >= 1")
     if lr_.num < 0 or not lr_.cpus_each > 0:
         raise ValueError("learners.num must be >= 0 and learners.cpus_each > 0")
-    if r.plan_top_k < 0:
+    if r.plan_top_k < 0 or r.plan_top_k == 1:
         raise ValueError(
-            f"runners.plan_top_k must be >= 0 (0: plan every candidate), got {r.plan_top_k}"
+            "runners.plan_top_k must be 0 (plan every candidate) or >= 2 (one kept candidate "
+            f"leaves no choice), got {r.plan_top_k}"
         )
     if r.sample_ahead < 1:
         raise ValueError("runners.sample_ahead must be >= 1")

@@ -30,6 +30,8 @@ METRICS = (
     Metric("forced_share", "perf/forced_share"),  # game decisions with one legal action
     # legal candidates planned in full (below 1 with runners.plan_top_k)
     Metric("planned_share", "perf/planned_share"),
+    # the policy's mass outside the kept candidates, audited every AUDIT_EVERY runner steps
+    Metric("pruned_mass", "train/pruned_mass"),
     Metric("reward_vs_bc", "train/reward_vs_bc"),
     Metric("reward_vs_snapshot", "train/reward_vs_snapshot"),
     Metric("policy_loss", "loss/policy", "policy_loss"),

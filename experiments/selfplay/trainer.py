@@ -463,6 +463,8 @@ class SelfPlayTrainer:
         forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
         cands = sum(int(m.get("num_candidates", 0)) for m in rm)
         planned = sum(int(m.get("num_candidates_planned", 0)) for m in rm)
+        audited = sum(int(m.get("audit_decisions", 0)) for m in rm)
+        audit_mass = sum(float(m.get("audit_mass_outside", 0.0)) for m in rm)
         self.game_steps += gsteps
         ln = info["learner"]
         row: dict[str, Any] = {
@@ -474,6 +476,7 @@ class SelfPlayTrainer:
             "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
             "forced_share": forced / gsteps if gsteps else None,
             "planned_share": planned / cands if cands else None,
+            "pruned_mass": audit_mass / audited if audited else None,
             **learner_columns(ln),
             "league_size": len(self.league_members()),
             "sample_wait_s": info.get("sample_wait_s"),

@@ -165,6 +165,10 @@ class DecisionContext:
     hand_plan: np.ndarray  # (N, PLAN_DIM) float32: the own hand's plan
     state: np.ndarray  # (N, STATE_DIM) float32: decision rows
 
+    def keys(self, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Rows of ``ACTION_FEATURE_TABLE`` of candidates ``(rows, ids)``."""
+        return _keys(self.level[rows], ids)
+
 
 def decision_context(obs: np.ndarray, cache: PlanCache | None = None) -> DecisionContext:
     """``DecisionContext`` of decisions ``obs`` (observations or their 0/1 part)."""
@@ -220,7 +224,7 @@ def decision_features(
     repeat)."""
     ctx = decision_context(obs, cache)
     rest = candidate_rest(ctx, rows, ids, cache)
-    return CandidateInputs(_keys(ctx.level[rows], ids), rest, ctx.state)
+    return CandidateInputs(ctx.keys(rows, ids), rest, ctx.state)
 
 
 def candidate_rows(inputs: CandidateInputs) -> np.ndarray:

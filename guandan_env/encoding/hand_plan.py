@@ -352,6 +352,8 @@ def plan_features(
         bombs = sum(_field(code, f) for f in (_F_4, _F_6, _F_8, _F_O))
         singles = _field(code, _F_S)
     elif method == "dp":
+        if rounds is not None:
+            raise ValueError("rounds is a setting of the fast method; the dp has none")
         plays, bombs, singles = _decode(_plan_costs(nat, bj, rj, wilds, _model(model)))
     else:
         raise ValueError(f"method must be 'fast' or 'dp', got {method!r}")

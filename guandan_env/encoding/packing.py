@@ -65,12 +65,12 @@ def pack_masks(mask: np.ndarray) -> np.ndarray:
 
 
 def pack_candidates(rows: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
-    """``pack_masks`` bits of ``n`` masks whose set entries are ``(rows, ids)`` (distinct
-    pairs), without building the 0/1 masks."""
+    """``pack_masks`` bits of ``n`` masks whose set entries are ``(rows, ids)``, without
+    building the 0/1 masks."""
     bits = np.zeros((n, MASK_BYTES), dtype=np.uint8)
     ids = np.asarray(ids, dtype=np.int64)
-    # distinct pairs set distinct bits, so adding them is or-ing them
-    np.add.at(bits, (np.asarray(rows, dtype=np.int64), ids >> 3), 0x80 >> (ids & 7))
+    bit = (0x80 >> (ids & 7)).astype(np.uint8)
+    np.bitwise_or.at(bits, (np.asarray(rows, dtype=np.int64), ids >> 3), bit)
     return bits
 
 

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from agents.candidate_net import CandidateNet
-from guandan_env.core.actions import NUM_ACTIONS
 from helpers.selfplay import SMALL_MODEL
+from helpers.selfplay import local_runner as _local_runner
 from helpers.selfplay import run_python as _run_python
 
 # ---------------------------------------------------------------------- the env runner
@@ -83,24 +83,6 @@ def test_runner_contract_sample_metrics_set_state(num_runners):
         assert m["num_env_steps_sampled"] == res[f"steps{it}"]  # what PPO's loop counts
         assert m["num_game_steps"] > 0
     assert res["warm_weights"] and res["same_weights"] and res["legal"]
-
-
-def _local_runner(seed: int, **overrides):
-    import gymnasium as gym
-    from ray.rllib.algorithms.ppo import PPOConfig
-
-    from experiments.selfplay.rllib.env_runner import VectorEnvRunner
-    from guandan_env.encoding.observation import OBS_DIM
-
-    env_config = {"tables": 16, "steps_per_call": 40, "seed": seed, "model": SMALL_MODEL}
-    env_config.update(overrides)
-    config = PPOConfig().environment(
-        observation_space=gym.spaces.Box(0, 1, (OBS_DIM,), np.float32),
-        action_space=gym.spaces.Discrete(NUM_ACTIONS),
-        env_config=env_config,
-    )
-    torch.manual_seed(0)  # equal initial weights for the two runners compared
-    return VectorEnvRunner(config=config, worker_index=0)
 
 
 @pytest.mark.parametrize("plan_top_k", [0, 4])

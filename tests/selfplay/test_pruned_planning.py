@@ -9,18 +9,20 @@ import numpy as np
 import pytest
 import torch
 
-from agents.candidate_net import CandidateNet, prepare_binary
+from agents.candidate_inputs import assemble_arrays
+from agents.candidate_net import CandidateNet, Decisions, prepare_binary
 from experiments.selfplay.rllib.pruned_planning import pruned_inputs, segment_top_k
 from guandan_env.encoding import hand_plan as hp
 from guandan_env.encoding.candidate_features import candidates_packed, decision_features
 from guandan_env.encoding.packing import BINARY, SCALAR_INDEX, pack_masks, unpack_masks
 from guandan_env.envs.vector import VectorGuandanEnv
+from helpers.selfplay import local_runner
 
 
 def test_segment_top_k_matches_a_per_row_sort():
     rng = np.random.default_rng(0)
     for _ in range(200):
-        counts = rng.integers(1, 12, rng.integers(1, 9))
+        counts = rng.integers(0, 12, rng.integers(1, 9))  # rows without candidates: gaps
         rows = np.repeat(np.arange(counts.size), counts)
         scores = rng.integers(0, 4, rows.size).astype(np.float32)  # many ties
         k = int(rng.integers(1, 6))
@@ -53,11 +55,14 @@ class _NoSequences:
         return hp._greedy(nat, bj, rj, wilds, rounds=0)
 
 
-@pytest.mark.parametrize("k", [1, 4, 8])
-def test_pruned_inputs_keep_the_first_pass_top_k_with_full_plans(k):
+@pytest.mark.parametrize(
+    ("k", "features"), [(2, None), (4, None), (8, None), (4, ["after", "state"]), (4, ["plan"])]
+)
+def test_pruned_inputs_keep_the_first_pass_top_k_with_full_plans(k, features):
     obs, mask = _decisions()
     torch.manual_seed(1)
-    net = CandidateNet().eval()
+    model = {} if features is None else {"features": features}
+    net = CandidateNet(model).eval()
     with torch.no_grad():  # scores spread enough to rank (the initial scorer is near flat)
         net.scorer[-1].weight.mul_(300.0)
     binary, scalar, bits = obs[:, BINARY] != 0, obs[:, SCALAR_INDEX], pack_masks(mask)
@@ -72,16 +77,27 @@ def test_pruned_inputs_keep_the_first_pass_top_k_with_full_plans(k):
     assert np.array_equal(kept.sum(1), np.minimum(n_legal, k))
     full = decision_features(binary, *candidates_packed(bits))
     cheap = decision_features(binary, *candidates_packed(bits), cache=_NoSequences())
-    rows, _ = candidates_packed(bits)
     d_all = prepare_binary(binary, scalar, bits, net.features)
-    d_all.rest = torch.from_numpy(cheap.rest)
-    d_all.dense[:, 1:] = torch.from_numpy(full.state)
+    ref_arrays = assemble_arrays(
+        binary,
+        scalar,
+        full.state,
+        d_all.rows.numpy(),
+        d_all.ids.numpy(),
+        cheap.keys,
+        cheap.rest,
+        net.features,
+    )
+    d_cheap = Decisions.from_arrays(ref_arrays)
     with torch.no_grad():
-        first = net.score(d_all, net.encode(d_all)).numpy()
+        first = net.score(d_cheap, net.encode(d_cheap)).numpy()
+    rows, ids = d_all.rows.numpy(), d_all.ids.numpy()
     for i in np.flatnonzero(n_legal > k):
         at = np.flatnonzero(rows == i)
-        best = np.sort(at[np.argsort(-first[at], kind="stable")[:k]])
-        assert np.array_equal(np.flatnonzero(kept[i]), d_all.ids.numpy()[best]), i
+        inside = kept[i, ids[at]]
+        # the kept ones score at least as high as every dropped one (up to float rounding
+        # between the two batches: exact ties do occur)
+        assert first[at][inside].min() >= first[at][~inside].max() - 1e-5, i
 
     # the kept candidates carry exactly the full features of an unpruned pass over them
     ref = prepare_binary(binary, scalar, kept_bits, net.features)
@@ -99,17 +115,76 @@ def test_decisions_with_few_candidates_are_planned_in_full_at_once():
     net = CandidateNet().eval()
     big = int(mask.sum(1).max())
     binary, scalar, bits = obs[:, BINARY] != 0, obs[:, SCALAR_INDEX], pack_masks(mask)
-    d, _, kept_bits = pruned_inputs(net, binary, scalar, bits, big)
-    assert np.array_equal(kept_bits, bits)
+    d, h, kept_bits = pruned_inputs(net, binary, scalar, bits, big)
+    assert h is None and np.array_equal(kept_bits, bits)
     ref = prepare_binary(binary, scalar, bits, net.features)
-    assert torch.equal(d.rest, ref.rest) and torch.equal(d.ids, ref.ids)
+    for field in ("obs_idx", "obs_offsets", "dense", "rows", "ids", "akeys", "ainv", "rest"):
+        assert torch.equal(getattr(d, field), getattr(ref, field)), field
 
 
-def test_a_negative_top_k_is_refused_before_anything_runs():
+@pytest.mark.parametrize("heads", [{}, {"privileged": True}])
+def test_the_learner_recomputes_the_acting_log_probabilities_of_a_pruned_sample(heads):
+    """The sample's masks hold the kept candidates: the learner's inputs (shipped rows, the
+    masks' candidates) give back the log-probability each action was sampled with."""
+    from agents.candidate_net import prepare_packed, segment_log_softmax, taken_index
+    from experiments.selfplay.rllib.env_runner import minibatches
+
+    runner = local_runner(11, plan_top_k=3, heads=heads)
+    sample = runner.sample()
+    m = runner.get_metrics()
+    assert sample["cand_count"].max() <= 3 and m["num_candidates_planned"] < m["num_candidates"]
+    net = runner.net
+    for mb in minibatches(sample, 128, np.random.default_rng(0)):
+        d = prepare_packed(
+            mb["obs_bits"],
+            mb["obs_scalar"],
+            mb["mask_bits"],
+            net.features,
+            (mb["state_feats"], mb["cand_rest"]),
+        )
+        with torch.no_grad():
+            logits, _ = net(d)
+        logp = segment_log_softmax(logits, d.rows, d.n)
+        taken = logp[taken_index(d.rows, d.ids, torch.from_numpy(mb["actions"]))].numpy()
+        assert np.allclose(taken, mb["logp"], atol=1e-5)
+
+
+def test_league_members_are_pruned_too():
+    runner = local_runner(4, plan_top_k=2, self_share=0.0)
+    member = CandidateNet(runner.model_config)
+    runner.set_league([("bc", {k: v.numpy() for k, v in member.state_dict().items()})])
+    seen = []
+    act_batch = member.act_batch
+
+    def watched(d, rng, greedy=False, value_of=None, h=None):
+        seen.append(int(np.bincount(d.rows.numpy()).max()))
+        return act_batch(d, rng, greedy, value_of, h)
+
+    runner.league[0][1].act_batch = watched
+    runner.sample()
+    assert seen and max(seen) <= 2
+
+
+def test_the_audit_measures_the_mass_outside_the_kept_candidates():
+    runner = local_runner(6, plan_top_k=2)
+    runner.sample()
+    m = runner.get_metrics()
+    assert m["audit_decisions"] > 0 and 0.0 < m["audit_mass_outside"] < m["audit_decisions"]
+    plain = local_runner(6)
+    plain.sample()
+    assert plain.get_metrics()["audit_decisions"] == 0
+
+
+@pytest.mark.parametrize("k", [-1, 1])
+def test_a_top_k_that_leaves_no_choice_is_refused_before_anything_runs(k):
     from experiments.selfplay.config import load_config
     from experiments.selfplay.rllib.env_runner import check_runner_config
 
-    with pytest.raises(ValueError, match="runners.plan_top_k must be >= 0"):
-        load_config(None, ["runners.plan_top_k=-1"])
-    with pytest.raises(ValueError, match="plan_top_k must be >= 0"):
-        check_runner_config({"plan_top_k": -2})
+    with pytest.raises(ValueError, match=r"runners.plan_top_k must be 0 .* or >= 2"):
+        load_config(None, [f"runners.plan_top_k={k}"])
+    with pytest.raises(ValueError, match=r"plan_top_k must be 0 .* or >= 2"):
+        check_runner_config({"plan_top_k": k})
+    net = CandidateNet()
+    obs, mask = _decisions(tables=4, steps=2)
+    with pytest.raises(ValueError, match="top_k must be >= 2"):
+        pruned_inputs(net, obs[:, BINARY] != 0, obs[:, SCALAR_INDEX], pack_masks(mask), 1)

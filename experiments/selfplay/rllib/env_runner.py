@@ -44,11 +44,18 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
 from experiments.selfplay.config import DEFAULTS, runner_config
 from experiments.selfplay.rllib.heads import HIDDEN_DIM, HeadsConfig, TrainingHeads, hidden_hands
-from experiments.selfplay.rllib.pruned_planning import pruned_inputs
+from experiments.selfplay.rllib.pruned_planning import AUDIT_EVERY, pruned_inputs
 from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import REST_DIM, STATE_DIM
 from guandan_env.encoding.hand_plan import PlanCache
-from guandan_env.encoding.packing import BINARY, MASK_BYTES, OBS_BYTES, SCALAR_INDEX, pack_masks
+from guandan_env.encoding.packing import (
+    BINARY,
+    MASK_BYTES,
+    OBS_BYTES,
+    SCALAR_INDEX,
+    pack_masks,
+    unpack_masks,
+)
 from guandan_env.envs.vector import VectorGuandanEnv
 
 MODULE_PREFIX = "net."  # the RLModule holds the CandidateNet as attribute ``net``
@@ -72,9 +79,9 @@ def check_runner_config(cfg: dict | None) -> dict:
     out = merge_known(DEFAULT_RUNNER_CONFIG, cfg, "env runner config")
     if int(out["tables"]) < 1 or int(out["steps_per_call"]) < 1:
         raise ValueError("runner tables and steps_per_call must be >= 1")
-    if int(out["plan_top_k"]) < 0:
+    if int(out["plan_top_k"]) < 0 or int(out["plan_top_k"]) == 1:
         raise ValueError(
-            f"plan_top_k must be >= 0 (0: plan every candidate), got {out['plan_top_k']}"
+            f"plan_top_k must be 0 (plan every candidate) or >= 2, got {out['plan_top_k']}"
         )
     if not 0.0 <= float(out["self_share"]) <= 1.0:
         raise ValueError(f"self_share must be in [0, 1], got {out['self_share']}")
@@ -263,11 +270,14 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             "forced_steps": 0,
             "candidates": 0,  # legal candidates of the decisions the network saw
             "candidates_planned": 0,  # of them, those planned in full (all without plan_top_k)
+            "audit_decisions": 0,  # decisions scored in full as well (pruned_planning)
+            "audit_mass_outside": 0.0,  # their policy mass outside the kept candidates
             "episodes": 0,
             "sample_s": 0.0,  # wall time in sample()
             "sample_cpu_s": 0.0,  # CPU time in sample(): below the wall time = CPU contention
         }
         self._vs: dict[str, list[float]] = {}  # per opponent: [games, reward sum, wins]
+        self._steps = 0  # lockstep steps taken (the pruning audit's clock)
         self._plans = PlanCache(bits=20)  # hand plans repeat across steps (same answers, faster)
 
     # ------------------------------------------------------------------ RLlib contract
@@ -445,8 +455,9 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         for c in np.unique(who[choose]):
             rows = np.flatnonzero((who == c) & choose)
             net = self.net if c == 0 else self.league[c - 1][1]
-            d, h, kept_bits = self._inputs(net, binary[rows], obs[rows, SCALAR_INDEX], bits[rows])
-            self._counters["candidates"] += int(n_legal[rows].sum())
+            d, h, kept_bits = self._inputs(
+                net, binary[rows], obs[rows, SCALAR_INDEX], bits[rows], audit=c == 0
+            )
             hidden = None
             if c == 0 and self.heads is not None:
                 hidden = hidden_hands(env.state.hands[rows], seat[rows])
@@ -457,22 +468,33 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
                 if hidden is not None:
                     self._store.cols["hidden"][self._last[rows, seat[rows]]] = hidden
         self._counters["game_steps"] += b
+        self._steps += 1
         self._obs, self._mask, self._seat, rewards, done, _ = env.step(actions)
         ended = np.flatnonzero(done)
         if ended.size:
             self._close(ended, rewards[ended])
             self._draw_matchups(ended)
 
-    def _inputs(self, net: CandidateNet, binary, scalar, bits):
+    def _inputs(self, net: CandidateNet, binary, scalar, bits, audit: bool = False):
         """``(decisions, trunk output or None, packed masks of the candidates they hold)``:
-        every legal candidate, or with ``plan_top_k`` the kept ones (``pruned_planning``)."""
+        every legal candidate, or with ``plan_top_k`` the kept ones (``pruned_planning``);
+        ``audit``: on every ``AUDIT_EVERY``-th step, also measure the policy's mass outside
+        the kept candidates."""
         k = int(self.settings["plan_top_k"])
+        legal = int(np.bitwise_count(bits).sum(dtype=np.int64))
         if k:
             d, h, kept_bits = pruned_inputs(net, binary, scalar, bits, k, self._plans)
         else:
             d = prepare_binary(binary, scalar, bits, net.features, cache=self._plans)
             h, kept_bits = None, bits
+        self._counters["candidates"] += legal
         self._counters["candidates_planned"] += int(d.rows.shape[0])
+        if k and audit and self._steps % AUDIT_EVERY == 0:
+            full = prepare_binary(binary, scalar, bits, net.features, cache=self._plans)
+            _, p = net.probabilities(full)
+            kept = unpack_masks(kept_bits)[full.rows.numpy(), full.ids.numpy()]
+            self._counters["audit_decisions"] += full.n
+            self._counters["audit_mass_outside"] += float(p[~kept].sum())
         return d, h, kept_bits
 
     def _value_of(self, hidden: np.ndarray | None):
@@ -560,6 +582,8 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             "plan_cache_hit_rate": self._plans.hit_rate,
             "num_candidates": self._counters["candidates"],
             "num_candidates_planned": self._counters["candidates_planned"],
+            "audit_decisions": self._counters["audit_decisions"],
+            "audit_mass_outside": self._counters["audit_mass_outside"],
             "sample_s": self._counters["sample_s"],
             "sample_cpu_s": self._counters["sample_cpu_s"],
         }
