@@ -42,7 +42,7 @@ import numpy as np
 from ..core import actions as T
 from ..core.cards import BJ_FACE, NUM_FACES, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, wildcard_face
 from .features import ACTION_FEATURE_DIM, action_features
-from .hand_plan import GREEDY_ROUNDS, PLAN_DIM, PlanCache, plan_features
+from .hand_plan import PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES
 from .packing import BINARY, OBS_BITS, set_bits
 
@@ -181,27 +181,27 @@ def decision_context(obs: np.ndarray, cache: PlanCache | None = None) -> Decisio
     return DecisionContext(level, hand_nat, hand_wilds, hand_plan, state)
 
 
+FIRST_PASS_PLANS = ("full", "no_sequences", "none")
+
+
 def candidate_rest(
     ctx: DecisionContext,
     rows: np.ndarray,
     ids: np.ndarray,
     cache: PlanCache | None = None,
-    rounds: int | None = None,
+    plans: str = "full",
 ) -> np.ndarray:
     """The ``(M, REST_DIM)`` rows past the action block of candidates ``(rows, ids)``.
 
-    ``rounds``: the plans' greedy sequence rounds (``hand_plan.plan_features``); a cheap
-    first pass uses 0 (no sequences), for the hand left and the hand alike, so the plan delta
-    compares like with like."""
+    ``plans``: ``"full"`` (the features); cheaper stand-ins for a first pass that only ranks
+    candidates: ``"no_sequences"`` (``hand_plan``'s split without sequence rounds, for the
+    hand left and the hand alike, so the plan delta compares like with like) or ``"none"``
+    (plan block and delta left at 0)."""
+    if plans not in FIRST_PASS_PLANS:
+        raise ValueError(f"plans must be one of {FIRST_PASS_PLANS}, got {plans!r}")
     lv = ctx.level[rows]
     nat, wilds = _after_hands(ctx.hand_nat[rows], ctx.hand_wilds[rows], lv, ids)
-    plan = plan_features(*_plan_inputs(nat, wilds), lv, cache=cache, rounds=rounds)
-    hand_plan = ctx.hand_plan
-    if rounds is not None and rounds != GREEDY_ROUNDS:
-        hand_plan = plan_features(
-            *_plan_inputs(ctx.hand_nat, ctx.hand_wilds), ctx.level, rounds=rounds
-        )
-    rest = np.empty((ids.shape[0], REST_DIM), dtype=np.float32)
+    rest = np.zeros((ids.shape[0], REST_DIM), dtype=np.float32)
     natural = nat[:, :NR]
     rest[:, 0] = (natural.sum(1) + nat[:, 13] + nat[:, 14] + wilds) == 0
     broken = _bombs(ctx.hand_nat)[rows] - _bombs(nat)
@@ -209,6 +209,15 @@ def candidate_rest(
     rest[:, 2] = (natural == 1).sum(1) / 13.0
     rest[:, 3] = (natural == 2).sum(1) / 13.0
     rest[:, 4] = (natural == 3).sum(1) / 13.0
+    if plans == "none":
+        return rest
+    rounds = None if plans == "full" else 0
+    plan = plan_features(*_plan_inputs(nat, wilds), lv, cache=cache, rounds=rounds)
+    hand_plan = ctx.hand_plan
+    if rounds is not None:
+        hand_plan = plan_features(
+            *_plan_inputs(ctx.hand_nat, ctx.hand_wilds), ctx.level, rounds=rounds
+        )
     rest[:, AFTER_DIM : AFTER_DIM + PLAN_DIM] = plan
     rest[:, -1] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays / 10 -> delta / 4
     return rest

@@ -188,3 +188,32 @@ def test_a_top_k_that_leaves_no_choice_is_refused_before_anything_runs(k):
     obs, mask = _decisions(tables=4, steps=2)
     with pytest.raises(ValueError, match="top_k must be >= 2"):
         pruned_inputs(net, obs[:, BINARY] != 0, obs[:, SCALAR_INDEX], pack_masks(mask), 1)
+
+
+def test_first_pass_stand_ins_keep_the_after_block_and_differ_only_in_the_plans():
+    from guandan_env.encoding.candidate_features import (
+        AFTER_DIM,
+        candidate_rest,
+        decision_context,
+    )
+
+    obs, mask = _decisions(tables=16, steps=12)
+    binary = obs[:, BINARY] != 0
+    rows, ids = candidates_packed(pack_masks(mask))
+    ctx = decision_context(binary)
+    full = candidate_rest(ctx, rows, ids)
+    cheap = candidate_rest(ctx, rows, ids, plans="no_sequences")
+    bare = candidate_rest(ctx, rows, ids, plans="none")
+    assert np.array_equal(full, decision_features(binary, rows, ids).rest)
+    assert np.array_equal(full[:, :AFTER_DIM], cheap[:, :AFTER_DIM])
+    assert np.array_equal(full[:, :AFTER_DIM], bare[:, :AFTER_DIM])
+    assert not bare[:, AFTER_DIM:].any()
+    # without sequences a hand never needs fewer plays than with them (plays / 10)
+    assert (cheap[:, AFTER_DIM] >= full[:, AFTER_DIM] - 1e-6).all()
+    with pytest.raises(ValueError, match="plans must be one of"):
+        candidate_rest(ctx, rows, ids, plans="greedy")
+    net = CandidateNet().eval()
+    d, _, kept = pruned_inputs(
+        net, binary, obs[:, SCALAR_INDEX], pack_masks(mask), 3, first_pass="none"
+    )
+    assert unpack_masks(kept).sum(1).max() <= 3

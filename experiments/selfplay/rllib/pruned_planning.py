@@ -35,7 +35,7 @@ from guandan_env.encoding.candidate_features import (
 from guandan_env.encoding.hand_plan import PlanCache
 from guandan_env.encoding.packing import pack_candidates
 
-FIRST_PASS_ROUNDS = 0  # greedy sequence rounds of the first pass's plans
+FIRST_PASS = "no_sequences"  # the first pass's plan stand-in (candidate_features.candidate_rest)
 AUDIT_EVERY = 50  # runner steps between audits of the pruned mass (~2% more planning)
 
 
@@ -56,6 +56,7 @@ def pruned_inputs(
     mask_bits: np.ndarray,
     top_k: int,
     cache: PlanCache | None = None,
+    first_pass: str = FIRST_PASS,
 ) -> tuple[Decisions, torch.Tensor | None, np.ndarray]:
     """``(decisions with the kept candidates, the trunk's output h or None when nothing was
     pruned, their packed masks)``."""
@@ -72,7 +73,7 @@ def pruned_inputs(
     first = np.flatnonzero(many)
     ctx = decision_context(binary, cache)
     keys = ctx.keys(rows, ids)
-    rest0 = candidate_rest(ctx, rows[first], ids[first], rounds=FIRST_PASS_ROUNDS)
+    rest0 = candidate_rest(ctx, rows[first], ids[first], plans=first_pass)
     a0 = assemble_arrays(
         binary, scalar, ctx.state, rows[first], ids[first], keys[first], rest0, net.features
     )
