@@ -91,9 +91,32 @@ SUITES: dict[str, Suite] = {
                 "bf70acaea92c209ec864ab4cbcc25898",
             },
         ),
+        # v3 adds long-v3 (the long recipe continued to 3 hours, 188 M samples); v2's five
+        # opponents stay, so their ten matchups are the same games
+        Suite(
+            name="guandan-eval-v3",
+            opponents=(
+                "random",
+                "heuristic",
+                "pretrained:default-v1",
+                "pretrained:long-v1",
+                "pretrained:long-v2",
+                "pretrained:long-v3",
+            ),
+            weights={
+                "pretrained:default-v1": "0be2ae4f7031af57f177f02ac94f4fc3"
+                "bc1473f0cc88a5b9eadd569213b70930",
+                "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae"
+                "3895140f5f535dbd0272664756355d84",
+                "pretrained:long-v2": "7cf99d30549613ddbd9a60ae5382f683"
+                "bf70acaea92c209ec864ab4cbcc25898",
+                "pretrained:long-v3": "f9e132261fb46b8f1f764acb468707dd"
+                "36aa53a141c120bb8bd4583de3d82cfc",
+            },
+        ),
     )
 }
-CURRENT = "guandan-eval-v2"
+CURRENT = "guandan-eval-v3"
 
 
 def get_suite(name: str | None = None) -> Suite:

@@ -29,12 +29,14 @@ def write_leaderboard_doc(report: dict[str, Any], path: Path) -> None:
     s = report["suite"]
     t = report.get("timing") or {}
     matchups = len(s["opponents"]) * (len(s["opponents"]) - 1) // 2
+    # matchups whose games were played in this generation (the others were already there)
+    played = min(matchups, round(t.get("new_games", 0) / (2 * s["pairs"]))) or matchups
     if t.get("seconds") and t.get("new_games"):
         per = t["seconds"] / (t["new_games"] / 2) * 1000 / 60
         cost = (
             f"{t['new_games']} games in {t['seconds'] / 60:.0f} min with {t.get('workers')} "
             f"workers on the project's 2-core machine: about {per:.0f} min per 1,000 pairs "
-            f"(an average over the {matchups} matchups; a pretrained model plays about "
+            f"(an average over the {played} matchups played; a pretrained model plays about "
             "1 ms per decision)."
         )
     else:
