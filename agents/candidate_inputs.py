@@ -134,22 +134,16 @@ def decision_arrays(
                 f"{rows.size} candidates (want ({n}, {STATE_DIM}), ({rows.size}, {REST_DIM}))"
             )
         keys = action_keys(binary, rows, ids)
-    return assemble_arrays(binary, scalar, st, rows, ids, keys, rest, features)
+    return with_candidates(
+        decisions_only(binary, scalar, st, features), rows, ids, keys, rest, features
+    )
 
 
-def assemble_arrays(
-    binary: np.ndarray,
-    scalar: np.ndarray,
-    state: np.ndarray,
-    rows: np.ndarray,
-    ids: np.ndarray,
-    keys: np.ndarray,
-    rest: np.ndarray,
-    features: list[str] | None,
+def decisions_only(
+    binary: np.ndarray, scalar: np.ndarray, state: np.ndarray, features: list[str] | None
 ) -> DecisionArrays:
-    """``DecisionArrays`` of decisions ``binary``/``scalar`` with their ``state`` rows and the
-    candidates ``(rows, ids)`` (any subset of the legal ones, rows ascending) with their
-    action keys and ``rest`` rows; ``features`` switches input blocks off."""
+    """``DecisionArrays`` of decisions ``binary``/``scalar`` with their ``state`` rows and no
+    candidates yet (``with_candidates`` gives them some); ``features`` switches blocks off."""
     n = binary.shape[0]
     masks = _block_masks(features)
     if masks is not None:
@@ -162,8 +156,9 @@ def assemble_arrays(
     np.cumsum(np.bincount(r, minlength=n)[:-1], out=offsets[1:])
     dense = np.concatenate([np.asarray(scalar, np.float32)[:, None], state], axis=1)
     empty = np.zeros(0, dtype=np.int64)
-    base = DecisionArrays(c, offsets, dense, empty, empty, empty, empty, rest[:0])
-    return with_candidates(base, rows, ids, keys, rest, features)
+    return DecisionArrays(
+        c, offsets, dense, empty, empty, empty, empty, np.zeros((0, REST_DIM), np.float32)
+    )
 
 
 def with_candidates(
@@ -174,7 +169,8 @@ def with_candidates(
     rest: np.ndarray,
     features: list[str] | None,
 ) -> DecisionArrays:
-    """The decisions of ``a`` with the candidates ``(rows, ids)`` instead of its own:
+    """The decisions of ``a`` with the candidates ``(rows, ids)`` (any subset of the legal
+    ones, rows ascending; ``keys`` their ``ACTION_FEATURE_TABLE`` rows) instead of its own:
     ``a``'s observation and dense rows are kept as they are (already masked for the same
     ``features``); only the new ``rest`` rows are masked here."""
     masks = _block_masks(features)

@@ -89,12 +89,12 @@ def learner_ceiling(cfg: RunConfig, sample: dict, repeats: int = 3) -> dict:
 
     from agents.candidate_net import (
         CandidateNet,
-        prepare_packed,
         segment_entropy,
         segment_log_softmax,
         taken_index,
     )
     from experiments.selfplay.rllib.env_runner import minibatches
+    from experiments.selfplay.rllib.learner import batch_decisions
 
     torch.set_num_threads(1)
     net = CandidateNet(cfg.model)
@@ -105,13 +105,7 @@ def learner_ceiling(cfg: RunConfig, sample: dict, repeats: int = 3) -> dict:
         n = 0
         t = time.process_time()
         for mb in minibatches(sample, size, np.random.default_rng(rep)):
-            d = prepare_packed(
-                mb["obs_bits"],
-                mb["obs_scalar"],
-                mb["mask_bits"],
-                net.features,
-                (mb["state_feats"], mb["cand_rest"]),
-            )
+            d = batch_decisions(mb, net.features)
             logits, values = net(d)
             logp = segment_log_softmax(logits, d.rows, d.n)
             taken = logp[taken_index(d.rows, d.ids, torch.from_numpy(mb["actions"]))]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.candidate_inputs import assemble_arrays
+from agents.candidate_inputs import decisions_only, with_candidates
 from agents.candidate_net import CandidateNet, Decisions, prepare_binary
 from experiments.selfplay.rllib.pruned_planning import pruned_inputs, segment_top_k
 from guandan_env.encoding import hand_plan as hp
@@ -78,10 +78,8 @@ def test_pruned_inputs_keep_the_first_pass_top_k_with_full_plans(k, features):
     full = decision_features(binary, *candidates_packed(bits))
     cheap = decision_features(binary, *candidates_packed(bits), cache=_NoSequences())
     d_all = prepare_binary(binary, scalar, bits, net.features)
-    ref_arrays = assemble_arrays(
-        binary,
-        scalar,
-        full.state,
+    ref_arrays = with_candidates(
+        decisions_only(binary, scalar, full.state, net.features),
         d_all.rows.numpy(),
         d_all.ids.numpy(),
         cheap.keys,
@@ -126,8 +124,9 @@ def test_decisions_with_few_candidates_are_planned_in_full_at_once():
 def test_the_learner_recomputes_the_acting_log_probabilities_of_a_pruned_sample(heads):
     """The sample's masks hold the kept candidates: the learner's inputs (shipped rows, the
     masks' candidates) give back the log-probability each action was sampled with."""
-    from agents.candidate_net import prepare_packed, segment_log_softmax, taken_index
+    from agents.candidate_net import segment_log_softmax, taken_index
     from experiments.selfplay.rllib.env_runner import minibatches
+    from experiments.selfplay.rllib.learner import batch_decisions
 
     runner = local_runner(11, plan_top_k=3, heads=heads)
     sample = runner.sample()
@@ -135,13 +134,7 @@ def test_the_learner_recomputes_the_acting_log_probabilities_of_a_pruned_sample(
     assert sample["cand_count"].max() <= 3 and m["num_candidates_planned"] < m["num_candidates"]
     net = runner.net
     for mb in minibatches(sample, 128, np.random.default_rng(0)):
-        d = prepare_packed(
-            mb["obs_bits"],
-            mb["obs_scalar"],
-            mb["mask_bits"],
-            net.features,
-            (mb["state_feats"], mb["cand_rest"]),
-        )
+        d = batch_decisions(mb, net.features)  # the learner's own reading of a batch
         with torch.no_grad():
             logits, _ = net(d)
         logp = segment_log_softmax(logits, d.rows, d.n)

@@ -58,62 +58,32 @@ class Suite:
 
 ANCHOR_RATING = 1500.0
 
+# SHA-256 of each shipped model's weights file when a suite was frozen with it (a model
+# never changes under its name, so every suite naming it freezes the same file)
+FROZEN_WEIGHTS: dict[str, str] = {
+    "pretrained:default-v1": "0be2ae4f7031af57f177f02ac94f4fc3bc1473f0cc88a5b9eadd569213b70930",
+    "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae3895140f5f535dbd0272664756355d84",
+    "pretrained:long-v2": "7cf99d30549613ddbd9a60ae5382f683bf70acaea92c209ec864ab4cbcc25898",
+    "pretrained:long-v3": "f9e132261fb46b8f1f764acb468707dd36aa53a141c120bb8bd4583de3d82cfc",
+}
+
+
+def _suite(name: str, *opponents: str) -> Suite:
+    frozen = {o: FROZEN_WEIGHTS[o] for o in opponents if o.startswith("pretrained:")}
+    return Suite(name=name, opponents=opponents, weights=frozen)
+
+
+_V1_OPPONENTS = ("random", "heuristic", "pretrained:default-v1", "pretrained:long-v1")
 SUITES: dict[str, Suite] = {
     s.name: s
     for s in (
-        Suite(
-            name="guandan-eval-v1",
-            opponents=("random", "heuristic", "pretrained:default-v1", "pretrained:long-v1"),
-            weights={
-                "pretrained:default-v1": "0be2ae4f7031af57f177f02ac94f4fc3"
-                "bc1473f0cc88a5b9eadd569213b70930",
-                "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae"
-                "3895140f5f535dbd0272664756355d84",
-            },
-        ),
+        _suite("guandan-eval-v1", *_V1_OPPONENTS),
         # v2 adds long-v2 (the long recipe with a late learning-rate decay, 120 M samples);
         # v1's four opponents stay, so its matchups among them are replayed game for game
-        Suite(
-            name="guandan-eval-v2",
-            opponents=(
-                "random",
-                "heuristic",
-                "pretrained:default-v1",
-                "pretrained:long-v1",
-                "pretrained:long-v2",
-            ),
-            weights={
-                "pretrained:default-v1": "0be2ae4f7031af57f177f02ac94f4fc3"
-                "bc1473f0cc88a5b9eadd569213b70930",
-                "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae"
-                "3895140f5f535dbd0272664756355d84",
-                "pretrained:long-v2": "7cf99d30549613ddbd9a60ae5382f683"
-                "bf70acaea92c209ec864ab4cbcc25898",
-            },
-        ),
+        _suite("guandan-eval-v2", *_V1_OPPONENTS, "pretrained:long-v2"),
         # v3 adds long-v3 (the long recipe continued to 3 hours, 188 M samples); v2's five
         # opponents stay, so their ten matchups are the same games
-        Suite(
-            name="guandan-eval-v3",
-            opponents=(
-                "random",
-                "heuristic",
-                "pretrained:default-v1",
-                "pretrained:long-v1",
-                "pretrained:long-v2",
-                "pretrained:long-v3",
-            ),
-            weights={
-                "pretrained:default-v1": "0be2ae4f7031af57f177f02ac94f4fc3"
-                "bc1473f0cc88a5b9eadd569213b70930",
-                "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae"
-                "3895140f5f535dbd0272664756355d84",
-                "pretrained:long-v2": "7cf99d30549613ddbd9a60ae5382f683"
-                "bf70acaea92c209ec864ab4cbcc25898",
-                "pretrained:long-v3": "f9e132261fb46b8f1f764acb468707dd"
-                "36aa53a141c120bb8bd4583de3d82cfc",
-            },
-        ),
+        _suite("guandan-eval-v3", *_V1_OPPONENTS, "pretrained:long-v2", "pretrained:long-v3"),
     )
 }
 CURRENT = "guandan-eval-v3"

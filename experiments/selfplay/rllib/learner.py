@@ -49,6 +49,17 @@ def _tensor(x) -> torch.Tensor:
     return x if isinstance(x, torch.Tensor) else torch.from_numpy(np.asarray(x))
 
 
+def batch_decisions(batch: dict, features: list[str]) -> Decisions:
+    """A sample's (or minibatch's) decisions as the learner reads them: the candidates of its
+    masks, with the feature rows the acting pass shipped (recomputed if it shipped none)."""
+    shipped = None
+    if "cand_rest" in batch:  # what the acting pass computed (vector_runner)
+        shipped = (_np(batch["state_feats"]), _np(batch["cand_rest"]))
+    return prepare_packed(
+        _np(batch["obs_bits"]), _np(batch["obs_scalar"]), _np(batch["mask_bits"]), features, shipped
+    )
+
+
 class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
     """RLlib wrapper of ``CandidateNet`` (``model_config`` = its config)."""
 
@@ -62,16 +73,7 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
             self.heads = TrainingHeads(self.net.model_config["trunk"][-1], self.heads_cfg)
 
     def decisions(self, batch: dict):
-        shipped = None
-        if "cand_rest" in batch:  # what the acting pass computed (vector_runner)
-            shipped = (_np(batch["state_feats"]), _np(batch["cand_rest"]))
-        return prepare_packed(
-            _np(batch["obs_bits"]),
-            _np(batch["obs_scalar"]),
-            _np(batch["mask_bits"]),
-            self.net.features,
-            shipped,
-        )
+        return batch_decisions(batch, self.net.features)
 
     def _forward(self, batch: dict, **kwargs) -> dict:
         d = self.decisions(batch)

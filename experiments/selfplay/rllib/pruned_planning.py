@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.candidate_inputs import assemble_arrays, with_candidates
+from agents.candidate_inputs import decisions_only, with_candidates
 from agents.candidate_net import CandidateNet, Decisions, prepare_binary
 from guandan_env.encoding.candidate_features import (
     candidate_rest,
@@ -74,9 +74,8 @@ def pruned_inputs(
     ctx = decision_context(binary, cache)
     keys = ctx.keys(rows, ids)
     rest0 = candidate_rest(ctx, rows[first], ids[first], plans=first_pass)
-    a0 = assemble_arrays(
-        binary, scalar, ctx.state, rows[first], ids[first], keys[first], rest0, net.features
-    )
+    base = decisions_only(binary, scalar, ctx.state, net.features)
+    a0 = with_candidates(base, rows[first], ids[first], keys[first], rest0, net.features)
     d0 = Decisions.from_arrays(a0)
     h = net.encode(d0)
     scores = net.score(d0, h).numpy()
