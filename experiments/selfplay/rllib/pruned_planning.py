@@ -1,10 +1,10 @@
 """Plan only the candidates a cheap first pass keeps (issue 24, item 5).
 
-Hand plans of the hands each candidate would leave are the runner's largest cost, and most
-of it goes to a few decisions with many candidates (trained self-play: a decision with a
-choice has 18.8 candidates on average, median 6, 99th percentile 236). With
-``runners.plan_top_k = k``, a decision with more than ``k`` candidates is scored twice by the
-same network, on the same trunk output:
+The candidates' feature rows (the hand each would leave and its plan) are the largest part of
+the runner's input path, and most of it goes to a few decisions with many candidates
+(trained self-play: a decision with a choice has 18.8 candidates on average, median 6, 99th
+percentile 236). With ``runners.plan_top_k = k``, a decision with more than ``k`` candidates
+is scored twice by the same network, on the same trunk output:
 
 1. every candidate, with the plans' greedy sequence rounds off (``hand_plan``'s exact split
    without sequences, ~20x cheaper), for the hand left and the hand alike;
@@ -18,6 +18,9 @@ candidates too. League members in the runner are pruned the same way. Agents at 
 every candidate; the subset is a sampling speed-up of training alone. The runner audits it:
 every ``AUDIT_EVERY`` steps it also scores every candidate in full and logs the policy's
 mass outside the kept ones (``pruned_mass`` in ``progress.csv``).
+
+Measured, it does not pay: the runner (the bound) is no faster, the learner ~25% faster
+(docs/selfplay.md, "Pruned planning"), so ``plan_top_k`` is 0 (off) by default.
 """
 
 from __future__ import annotations
