@@ -181,7 +181,7 @@ def decision_context(obs: np.ndarray, cache: PlanCache | None = None) -> Decisio
     return DecisionContext(level, hand_nat, hand_wilds, hand_plan, state)
 
 
-FIRST_PASS_PLANS = ("full", "no_sequences", "none")
+PLAN_MODES = ("full", "no_sequences", "none")
 
 
 def candidate_rest(
@@ -197,8 +197,8 @@ def candidate_rest(
     candidates: ``"no_sequences"`` (``hand_plan``'s split without sequence rounds, for the
     hand left and the hand alike, so the plan delta compares like with like) or ``"none"``
     (plan block and delta left at 0)."""
-    if plans not in FIRST_PASS_PLANS:
-        raise ValueError(f"plans must be one of {FIRST_PASS_PLANS}, got {plans!r}")
+    if plans not in PLAN_MODES:
+        raise ValueError(f"plans must be one of {PLAN_MODES}, got {plans!r}")
     lv = ctx.level[rows]
     nat, wilds = _after_hands(ctx.hand_nat[rows], ctx.hand_wilds[rows], lv, ids)
     rest = np.zeros((ids.shape[0], REST_DIM), dtype=np.float32)

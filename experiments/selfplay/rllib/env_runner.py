@@ -458,6 +458,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             d, h, kept_bits = self._inputs(
                 net, binary[rows], obs[rows, SCALAR_INDEX], bits[rows], audit=c == 0
             )
+            self._counters["candidates"] += int(n_legal[rows].sum())
             hidden = None
             if c == 0 and self.heads is not None:
                 hidden = hidden_hands(env.state.hands[rows], seat[rows])
@@ -481,13 +482,11 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         ``audit``: on every ``AUDIT_EVERY``-th step, also measure the policy's mass outside
         the kept candidates."""
         k = int(self.settings["plan_top_k"])
-        legal = int(np.bitwise_count(bits).sum(dtype=np.int64))
         if k:
             d, h, kept_bits = pruned_inputs(net, binary, scalar, bits, k, self._plans)
         else:
             d = prepare_binary(binary, scalar, bits, net.features, cache=self._plans)
             h, kept_bits = None, bits
-        self._counters["candidates"] += legal
         self._counters["candidates_planned"] += int(d.rows.shape[0])
         if k and audit and self._steps % AUDIT_EVERY == 0:
             full = prepare_binary(binary, scalar, bits, net.features, cache=self._plans)
