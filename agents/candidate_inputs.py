@@ -17,6 +17,9 @@ from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import (
     ACTION_FEATURE_TABLE,
     AFTER_DIM,
+    BEAT_DIM,
+    CAND_DIM,
+    DELTA_COL,
     REST_DIM,
     STATE_DIM,
     action_keys,
@@ -26,12 +29,13 @@ from guandan_env.encoding.candidate_features import (
 from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
 from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
 
-FEATURE_BLOCKS = ("after", "plan", "state")
+FEATURE_BLOCKS = ("after", "plan", "state", "beat")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
     "trunk": [256, 256],  # MLP over observation + state features
     "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
     "id_embedding": True,  # learned per-id embedding E[a]
-    "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
+    # input blocks used (ablations switch them off; ``beat`` is opt-in while it is measured)
+    "features": ["after", "plan", "state"],
 }
 
 
@@ -89,13 +93,27 @@ def block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
     if "after" not in features:
         cand[:AFTER_DIM] = 0
     if "plan" not in features:
-        cand[AFTER_DIM:] = 0
+        cand[AFTER_DIM : DELTA_COL + 1] = 0
+    if "beat" not in features:
+        cand[DELTA_COL + 1 :] = 0
     state = np.ones(STATE_DIM, dtype=np.float32)
     if "plan" not in features:
         state[:PLAN_DIM] = 0
     if "state" not in features:
         state[PLAN_DIM:] = 0
     return cand, state
+
+
+def upgrade_weights(state: dict[str, Any]) -> dict[str, Any]:
+    """Weights saved before the ``beat`` block existed (2026-12-03), made to fit today's
+    ``CandidateNet``: their ``cand_proj`` gains zero columns for it, so the function is the
+    same (their model configs leave the block off, which zeroes its inputs too)."""
+    w = state.get("cand_proj.weight")
+    if w is None or np.shape(w)[-1] != CAND_DIM - BEAT_DIM:
+        return state
+    w = np.asarray(w, dtype=np.float32)
+    padded = np.concatenate([w, np.zeros((w.shape[0], BEAT_DIM), np.float32)], axis=1)
+    return {**state, "cand_proj.weight": padded}
 
 
 def distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -37,6 +37,7 @@ from agents.candidate_inputs import (
     DecisionArrays,
     check_model_config,
     decision_arrays,
+    upgrade_weights,
 )
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE, CAND_DIM, STATE_DIM
@@ -317,5 +318,6 @@ def policy_state(net: CandidateNet) -> dict[str, np.ndarray]:
 
 def net_from_state(state: dict[str, Any], model_config: dict) -> CandidateNet:
     net = CandidateNet(model_config)
+    state = upgrade_weights(state)
     net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in state.items()})
     return net.eval()

@@ -18,6 +18,7 @@ from agents.candidate_inputs import (
     check_model_config,
     decision_arrays,
     observation_arrays,
+    upgrade_weights,
 )
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE
@@ -77,6 +78,7 @@ class NumpyCandidateNet:
     def __init__(self, state: dict[str, np.ndarray], model_config: dict) -> None:
         """``ValueError`` if the weights are not those of a ``CandidateNet`` of this config."""
         self.model_config = check_model_config(model_config)
+        state = upgrade_weights(state)
         _check_shapes(state, self.model_config)
         s = {k: np.ascontiguousarray(v, dtype=_DT) for k, v in state.items()}
         self.obs_embed = s["obs_embed.weight"]

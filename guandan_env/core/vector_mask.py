@@ -165,6 +165,13 @@ def _table_rows(levels: np.ndarray) -> np.ndarray:
     return _TABLE_ROWS
 
 
+def beaten_by_packed(levels: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """``uint64 (B, MASK_WORDS)``: the plays that beat play ``actions[i]`` at deal level
+    ``levels[i]`` (R-5.2, R-4; empty for pass and returns), from the same table rows."""
+    levels = np.asarray(levels, dtype=np.int64)
+    return _table_rows(levels)[1 + levels * T.NUM_ACTIONS + actions] & ~_PASS_WORDS
+
+
 def beats_words(level: int) -> np.ndarray:
     """``uint64 (NUM_ACTIONS, MASK_WORDS)``: ``movegen.beats_rows_packed`` padded to words."""
     rows = M.beats_rows_packed(level)

@@ -17,6 +17,9 @@ after           5      the hand left: goes out, bombs broken by a non-bomb play 
 plan            13     ``hand_plan.plan_features`` of the hand left: plays still needed,
                        bombs and singles in the plan, control cards, … (``PLAN_FIELDS``)
 plan_delta      1      plays needed after the action minus before it, / 4
+beat            2      whether the unseen cards (the three other hands pooled) hold a play
+                       that beats it: one of its own kind (a non-bomb), a bomb (0 for a
+                       pass or a tribute return)
 ==============  =====  =====================================================================
 
 and the decision rows ``float32 (N, STATE_DIM)``, appended to the observation: the plan of
@@ -41,6 +44,7 @@ import numpy as np
 
 from ..core import actions as T
 from ..core.cards import BJ_FACE, NUM_FACES, NUM_NATURAL_FACES, NUM_NATURAL_RANKS, wildcard_face
+from ..core.vector_mask import beaten_by_packed, pack_masks, play_masks_packed
 from .features import ACTION_FEATURE_DIM, action_features
 from .hand_plan import PLAN_DIM, PlanCache, plan_features
 from .observation import OBS_SLICES
@@ -48,7 +52,9 @@ from .packing import BINARY, OBS_BITS, set_bits
 
 NR = NUM_NATURAL_RANKS
 AFTER_DIM = 5
-REST_DIM = AFTER_DIM + PLAN_DIM + 1  # a candidate's inputs besides its action block
+DELTA_COL = AFTER_DIM + PLAN_DIM  # the plan delta's column of the rest rows
+BEAT_DIM = 2
+REST_DIM = DELTA_COL + 1 + BEAT_DIM  # a candidate's inputs besides its action block
 CAND_DIM = ACTION_FEATURE_DIM + REST_DIM
 STRAIGHT_WINDOWS = np.array(
     [T.seq_ranks(T.STRAIGHT, k) for k in T.seq_keys(T.STRAIGHT)], dtype=np.intp
@@ -64,6 +70,7 @@ _NAT = T.NAT.astype(np.int16)  # (A, 15)
 _WILDS = T.WILDS.astype(np.int16)
 _IS_BOMB = np.isin(T.KIND, T.BOMB_KINDS)
 _RETURN_FACE = T.RETURN_FACE.astype(np.intp)
+_BOMB_WORDS = pack_masks(T.IS_BOMB[None])[0]  # the beat block: bomb plays, packed
 _HAND = OBS_SLICES["hand"]
 _UNSEEN = OBS_SLICES["unseen"]
 _LEVEL = OBS_SLICES["deal_level"]
@@ -164,6 +171,7 @@ class DecisionContext:
     hand_wilds: np.ndarray  # (N,) int16: ♥N wildcards
     hand_plan: np.ndarray  # (N, PLAN_DIM) float32: the own hand's plan
     state: np.ndarray  # (N, STATE_DIM) float32: decision rows
+    unseen_plays: np.ndarray  # (N, MASK_WORDS) uint64: ``plays_of`` the unseen cards
 
     def keys(self, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Rows of ``ACTION_FEATURE_TABLE`` of candidates ``(rows, ids)``."""
@@ -178,7 +186,25 @@ def decision_context(obs: np.ndarray, cache: PlanCache | None = None) -> Decisio
     # the hand first: a pass leaves it as it is, so the memo answers those candidates
     hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
     state = _state_features(obs, level, hand_plan)
-    return DecisionContext(level, hand_nat, hand_wilds, hand_plan, state)
+    unseen_plays = plays_of(_face_counts(obs, _UNSEEN).astype(np.uint8), level)
+    return DecisionContext(level, hand_nat, hand_wilds, hand_plan, state, unseen_plays)
+
+
+def plays_of(counts: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """``uint64 (N, MASK_WORDS)``: every play cards ``counts (N, 54)`` can make at deal levels
+    ``level`` (the engine's packed lead masks; any number of cards)."""
+    return play_masks_packed(counts, level, np.full(counts.shape[0], -1, dtype=np.int64))
+
+
+def beat_features(plays: np.ndarray, level: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``float32 (M, BEAT_DIM)`` of candidates ``ids`` at deal levels ``level``, given
+    ``plays_of`` the cards that may answer them ``plays (M, MASK_WORDS)``: one of those plays
+    beats the candidate and is no bomb (so of its kind), one is a bomb (0 for pass, returns)."""
+    answers = beaten_by_packed(level, ids) & plays
+    out = np.empty((ids.shape[0], BEAT_DIM), dtype=np.float32)
+    out[:, 0] = (answers & ~_BOMB_WORDS).any(1)
+    out[:, 1] = (answers & _BOMB_WORDS).any(1)
+    return out
 
 
 PLAN_MODES = ("full", "no_sequences", "none")
@@ -209,6 +235,7 @@ def candidate_rest(
     rest[:, 2] = (natural == 1).sum(1) / 13.0
     rest[:, 3] = (natural == 2).sum(1) / 13.0
     rest[:, 4] = (natural == 3).sum(1) / 13.0
+    rest[:, DELTA_COL + 1 :] = beat_features(ctx.unseen_plays[rows], lv, ids)
     if plans == "none":
         return rest
     rounds = None if plans == "full" else 0
@@ -218,8 +245,8 @@ def candidate_rest(
         hand_plan = plan_features(
             *_plan_inputs(ctx.hand_nat, ctx.hand_wilds), ctx.level, rounds=rounds
         )
-    rest[:, AFTER_DIM : AFTER_DIM + PLAN_DIM] = plan
-    rest[:, -1] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays / 10 -> delta / 4
+    rest[:, AFTER_DIM:DELTA_COL] = plan
+    rest[:, DELTA_COL] = (plan[:, 0] - hand_plan[rows, 0]) * (10.0 / 4.0)  # plays/10 -> delta/4
     return rest
 
 

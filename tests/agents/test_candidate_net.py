@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from agents.candidate_agent import CandidateAgent
-from agents.candidate_net import CandidateNet, segment_log_softmax
+from agents.candidate_net import FEATURE_BLOCKS, CandidateNet, segment_log_softmax
 from guandan_env import VectorGuandanEnv
 from guandan_env.core.actions import NUM_ACTIONS
 from helpers.selfplay import SMALL_MODEL
@@ -50,7 +50,7 @@ def test_fast_forward_and_backward_equal_the_plain_network_math():
     from guandan_env.encoding.packing import OBS_BITS, pack_masks
 
     torch.manual_seed(0)
-    net = CandidateNet(SMALL_MODEL)
+    net = CandidateNet({**SMALL_MODEL, "features": list(FEATURE_BLOCKS)})  # every block on
     obs, mask = _decisions()[20]
     d = net.prepare(obs, mask)
     assert d.akeys.shape[0] < d.ids.shape[0]  # distinct rows: fewer than candidates

@@ -147,6 +147,7 @@ def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch(pla
     the learner's minibatches must carry exactly what ``decision_features`` gives for their
     rows, and the network must read the same inputs either way. With ``plan_top_k`` the
     sample's masks hold the kept candidates, planned in full like any others."""
+    from agents.candidate_inputs import block_mask
     from agents.candidate_net import CandidateNet, prepare_packed
     from experiments.selfplay.rllib.env_runner import minibatches
     from guandan_env.encoding.candidate_features import candidates_packed, decision_features
@@ -161,12 +162,14 @@ def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch(pla
     else:
         assert share == 1.0
     net = CandidateNet()
+    # the runner ships the blocks its network reads (the others zeroed, as the net zeroes them)
+    cand_mask, state_mask = block_mask(net.features)
     for mb in minibatches(sample, 97, np.random.default_rng(0)):
         binary = np.unpackbits(mb["obs_bits"], axis=1, count=OBS_BITS)
         rows, ids = candidates_packed(mb["mask_bits"])
         inputs = decision_features(binary, rows, ids)
-        assert np.array_equal(inputs.state, mb["state_feats"])
-        assert np.array_equal(inputs.rest, mb["cand_rest"])
+        assert np.array_equal(inputs.state * state_mask, mb["state_feats"])
+        assert np.array_equal(inputs.rest * cand_mask, mb["cand_rest"])
         assert np.array_equal(np.bincount(rows, minlength=len(mb["actions"])), mb["cand_count"])
         args = (mb["obs_bits"], mb["obs_scalar"], mb["mask_bits"], net.features)
         shipped = prepare_packed(*args, (mb["state_feats"], mb["cand_rest"]))

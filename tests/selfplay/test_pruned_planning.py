@@ -186,6 +186,7 @@ def test_a_top_k_that_leaves_no_choice_is_refused_before_anything_runs(k):
 def test_first_pass_stand_ins_keep_the_after_block_and_differ_only_in_the_plans():
     from guandan_env.encoding.candidate_features import (
         AFTER_DIM,
+        DELTA_COL,
         candidate_rest,
         decision_context,
     )
@@ -200,7 +201,10 @@ def test_first_pass_stand_ins_keep_the_after_block_and_differ_only_in_the_plans(
     assert np.array_equal(full, decision_features(binary, rows, ids).rest)
     assert np.array_equal(full[:, :AFTER_DIM], cheap[:, :AFTER_DIM])
     assert np.array_equal(full[:, :AFTER_DIM], bare[:, :AFTER_DIM])
-    assert not bare[:, AFTER_DIM:].any()
+    assert not bare[:, AFTER_DIM : DELTA_COL + 1].any()
+    # the beat block needs no plans: every mode has it
+    for other in (cheap, bare):
+        assert np.array_equal(full[:, DELTA_COL + 1 :], other[:, DELTA_COL + 1 :])
     # without sequences a hand never needs fewer plays than with them (plays / 10)
     assert (cheap[:, AFTER_DIM] >= full[:, AFTER_DIM] - 1e-6).all()
     with pytest.raises(ValueError, match="plans must be one of"):
