@@ -77,6 +77,23 @@ def pair_outcomes(rows: dict[str, dict], agent: str, opponent: str) -> dict[int,
     return out
 
 
+def pool(runs: list[dict[int, PairOutcome]]) -> dict[int, PairOutcome]:
+    """Several runs of one arm (e.g. two training seeds) as one side: per pair all of them
+    played, the mean of their gains and scores (an ablation's arm, issue 24)."""
+    common = set(runs[0]).intersection(*runs[1:])
+    out = {}
+    for seed in common:
+        outcomes = [r[seed] for r in runs]
+        if len({o.deals for o in outcomes}) != 1:
+            raise ValueError("pooled runs differ in a pair's number of deals (another mode?)")
+        out[seed] = PairOutcome(
+            float(np.mean([o.gain for o in outcomes])),
+            outcomes[0].deals,
+            float(np.mean([o.score for o in outcomes])),
+        )
+    return out
+
+
 def compare(x: dict[int, PairOutcome], y: dict[int, PairOutcome], seed: int = 0) -> dict[str, Any]:
     """Statistics of ``x`` minus ``y`` over the pairs both played (95% bootstrap intervals
     over pairs): the level gain per deal of each and their difference, the duplicate win rate
@@ -144,33 +161,66 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("agent_x", help="the first agent's spec in those results")
     ap.add_argument("results_y", help="results.jsonl (or its folder) of the second agent")
     ap.add_argument("agent_y", help="the second agent's spec in those results")
+    for side in ("x", "y"):
+        ap.add_argument(
+            f"--{side}-also",
+            nargs=2,
+            action="append",
+            default=[],
+            metavar=("RESULTS", "AGENT"),
+            help=f"another run of the {'first' if side == 'x' else 'second'} arm (e.g. a "
+            "second training seed), pooled with it: per pair, the mean over the arm's runs",
+        )
     ap.add_argument("--opponent", help="the common opponent's spec (default: the only one)")
     ap.add_argument("--json", type=Path, help="also write the comparison here")
     args = ap.parse_args(argv)
+    arms = {
+        "x": [(args.results_x, args.agent_x), *map(tuple, args.x_also)],
+        "y": [(args.results_y, args.agent_y), *map(tuple, args.y_also)],
+    }
     try:
-        rows_x = read_results(results_file(args.results_x))
-        rows_y = read_results(results_file(args.results_y))
+        rows = {k: [read_results(results_file(r)) for r, _ in runs] for k, runs in arms.items()}
         opp = args.opponent
         if opp is None:
-            both = opponents_of(rows_x, args.agent_x) & opponents_of(rows_y, args.agent_y)
+            both = set.intersection(
+                *(
+                    opponents_of(rs, a)
+                    for k in arms
+                    for rs, (_, a) in zip(rows[k], arms[k], strict=True)
+                )
+            )
             if len(both) != 1:
                 raise ValueError(
                     f"name the common opponent with --opponent (candidates: {sorted(both)})"
                 )
             opp = both.pop()
-        x = pair_outcomes(rows_x, args.agent_x, opp)
-        y = pair_outcomes(rows_y, args.agent_y, opp)
-        for name, side in ((args.agent_x, x), (args.agent_y, y)):
-            if not side:
-                raise ValueError(f"no finished pair of {name!r} against {opp!r} in its results")
-        c = compare(x, y)
+        sides = {}
+        for k, runs in arms.items():
+            found = []
+            for rs, (_, agent) in zip(rows[k], runs, strict=True):
+                outcomes = pair_outcomes(rs, agent, opp)
+                if not outcomes:
+                    raise ValueError(
+                        f"no finished pair of {agent!r} against {opp!r} in its results"
+                    )
+                found.append(outcomes)
+            sides[k] = pool(found) if len(found) > 1 else found[0]
+        c = compare(sides["x"], sides["y"])
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(format_comparison(args.agent_x, args.agent_y, opp, c))
+    name_x, name_y = (" + ".join(a for _, a in arms[k]) for k in ("x", "y"))
+    print(format_comparison(name_x, name_y, opp, c))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"x": args.agent_x, "y": args.agent_y, "opponent": opp, **c}
+        payload = {
+            "x": args.agent_x,
+            "y": args.agent_y,
+            "x_runs": [list(r) for r in arms["x"]],
+            "y_runs": [list(r) for r in arms["y"]],
+            "opponent": opp,
+            **c,
+        }
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return 0
 

@@ -76,3 +76,30 @@ def test_bad_input_is_named(two_runs, tmp_path, capsys):
     assert "no finished pair of 'nobody'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="share no duplicate pair"):
         paired.compare({1: paired.PairOutcome(1.0, 2, 1.0)}, {2: paired.PairOutcome(1.0, 2, 1.0)})
+
+
+def test_two_runs_of_an_arm_pool_as_their_per_pair_mean(two_runs, tmp_path, capsys):
+    """Issue 24's ablations: two seeds per arm, compared pair for pair as one side each."""
+    x, y = two_runs
+    rows_x = read_results(paired.results_file(x))
+    rows_y = read_results(paired.results_file(y))
+    a = paired.pair_outcomes(rows_x, "random", "heuristic")
+    b = paired.pair_outcomes(rows_y, "heuristic:follow_threshold=0.5", "heuristic")
+    pooled = paired.pool([a, b])
+    assert set(pooled) == set(a)
+    for s, o in pooled.items():
+        assert o.gain == pytest.approx((a[s].gain + b[s].gain) / 2)
+        assert o.score == pytest.approx((a[s].score + b[s].score) / 2) and o.deals == 2
+    # pooling a side with itself changes nothing
+    assert paired.compare(paired.pool([a, a]), b) == paired.compare(a, b)
+
+    out = tmp_path / "pooled.json"
+    args = [str(x), "random", str(y), "heuristic:follow_threshold=0.5"]
+    code = paired.main(
+        [*args, "--x-also", str(y), "heuristic:follow_threshold=0.5", "--json", str(out)]
+    )
+    assert code == 0
+    assert "random + heuristic:follow_threshold=0.5 minus" in capsys.readouterr().out
+    saved = json.loads(out.read_text())
+    assert saved["x_runs"] == [[str(x), "random"], [str(y), "heuristic:follow_threshold=0.5"]]
+    assert saved["gain_per_deal_diff"] == paired.compare(pooled, b)["gain_per_deal_diff"]
