@@ -34,8 +34,7 @@ DEFAULT_MODEL_CONFIG: dict[str, Any] = {
     "trunk": [256, 256],  # MLP over observation + state features
     "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
     "id_embedding": True,  # learned per-id embedding E[a]
-    # input blocks used (ablations switch them off; ``beat`` is opt-in while it is measured)
-    "features": ["after", "plan", "state"],
+    "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
 }
 
 

@@ -226,6 +226,10 @@ class SelfPlayTrainer:
     def _set_main_weights(self, state: dict[str, np.ndarray]) -> None:
         import torch
 
+        from agents.candidate_inputs import upgrade_weights
+
+        state = upgrade_weights(state)
+
         def put(learner):
             from ray.rllib.core import DEFAULT_MODULE_ID
 
@@ -319,6 +323,7 @@ class SelfPlayTrainer:
         if ckpt is None:
             raise FileNotFoundError(f"--resume {self.run_dir}: no finished checkpoint to resume")
         self._resume_ckpt = ckpt
+        _check_resumable_width(ckpt)
         state = json.loads((ckpt / "trainer_state.json").read_text())
         self.iteration = int(state["iteration"])
         self.env_steps = int(state["env_steps"])
@@ -592,3 +597,22 @@ class SelfPlayTrainer:
                 self.algo.stop()
             except Exception:  # noqa: BLE001 - shutting down; nothing left to save
                 pass
+
+
+def _check_resumable_width(ckpt: Path) -> None:
+    """Refuse, before anything loads, a checkpoint whose network predates the candidate rows'
+    ``beat`` block (2026-12-03): its optimizer state has the old width. Its ``policy.pt``
+    still plays (``checkpoint:`` agents pad it); resuming needs the commit that made it."""
+    import torch
+
+    from agents.checkpoint import POLICY_FILE
+    from guandan_env.encoding.candidate_features import CAND_DIM
+
+    saved = torch.load(ckpt / POLICY_FILE, weights_only=True)["state_dict"]
+    width = saved["cand_proj.weight"].shape[1]
+    if width != CAND_DIM:
+        raise ValueError(
+            f"--resume {ckpt}: its network reads {width} candidate columns, this version "
+            f"{CAND_DIM} (the beat block, 2026-12-03); resume it with the commit that made it "
+            "(its config.yaml), or play it as checkpoint:RUN"
+        )

@@ -106,7 +106,7 @@ def test_the_block_sits_at_the_end_of_the_rest_rows_and_switches_off():
     assert want[:, 0].any() and not want[:, 0].all()  # the block carries information
     cand, _ = block_mask(["after", "plan", "state"])
     assert not cand[DELTA_COL + 1 :].any() and cand[: DELTA_COL + 1].all()
-    assert check_model_config({"features": ["plan", "beat"]})["features"] == ["plan", "beat"]
+    assert check_model_config(None)["features"] == ["after", "plan", "state", "beat"]
 
 
 def test_weights_from_before_the_block_gain_zero_columns():

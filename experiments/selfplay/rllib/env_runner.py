@@ -41,6 +41,7 @@ from ray.rllib.env.env_runner import EnvRunner
 from ray.rllib.utils.checkpoints import Checkpointable
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
+from agents.candidate_inputs import upgrade_weights
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
 from experiments.selfplay.config import DEFAULTS, runner_config
 from experiments.selfplay.rllib.heads import HIDDEN_DIM, HeadsConfig, TrainingHeads, hidden_hands
@@ -340,6 +341,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         """Load ``CandidateNet`` weights into the learner's policy unconditionally (RLlib's
         ``sync_weights`` skips a state whose sequence number is not newer, as after a warm
         start or a restore, where the learner has not updated yet)."""
+        weights = upgrade_weights(weights)
         self.net.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in weights.items()})
 
     def set_head_weights(self, weights: dict) -> None:
