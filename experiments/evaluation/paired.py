@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 found.append(outcomes)
             sides[k] = pool(found) if len(found) > 1 else found[0]
+            dropped = len(set().union(*found)) - len(sides[k])
+            if dropped:
+                print(f"note: {dropped} pairs left out, not played by every run of one arm")
         c = compare(sides["x"], sides["y"])
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
