@@ -23,6 +23,18 @@ def two_runs(tmp_path_factory):
     return root / "x", root / "y"
 
 
+def _sides(two_runs):
+    """random's pairs in x and the heuristic variant's in y, both against heuristic (in x
+    heuristic is A and random B; in y the variant is A and heuristic B)."""
+    x, y = two_runs
+    rows_x = read_results(paired.results_file(x))
+    rows_y = read_results(paired.results_file(y))
+    return (
+        paired.pair_outcomes(rows_x, "random", "heuristic"),
+        paired.pair_outcomes(rows_y, "heuristic:follow_threshold=0.5", "heuristic"),
+    )
+
+
 def test_an_agent_against_itself_on_the_same_seeds_differs_by_nothing(two_runs):
     x, _ = two_runs
     rows = read_results(paired.results_file(x))
@@ -35,11 +47,7 @@ def test_an_agent_against_itself_on_the_same_seeds_differs_by_nothing(two_runs):
 
 def test_the_difference_is_per_pair_and_matches_each_sides_own_table(two_runs, tmp_path, capsys):
     x, y = two_runs
-    rows_x = read_results(paired.results_file(x))
-    rows_y = read_results(paired.results_file(y))
-    # in x heuristic is A and random B; in y the variant is A and heuristic B
-    sx = paired.pair_outcomes(rows_x, "random", "heuristic")
-    sy = paired.pair_outcomes(rows_y, "heuristic:follow_threshold=0.5", "heuristic")
+    sx, sy = _sides(two_runs)
     assert set(sx) == set(sy)  # keyed by the deal seed: the same deals
     c = paired.compare(sx, sy)
     own_x = json.loads((x / "summary.json").read_text())["matchups"][0]
@@ -81,10 +89,7 @@ def test_bad_input_is_named(two_runs, tmp_path, capsys):
 def test_two_runs_of_an_arm_pool_as_their_per_pair_mean(two_runs, tmp_path, capsys):
     """Issue 24's ablations: two seeds per arm, compared pair for pair as one side each."""
     x, y = two_runs
-    rows_x = read_results(paired.results_file(x))
-    rows_y = read_results(paired.results_file(y))
-    a = paired.pair_outcomes(rows_x, "random", "heuristic")
-    b = paired.pair_outcomes(rows_y, "heuristic:follow_threshold=0.5", "heuristic")
+    a, b = _sides(two_runs)
     pooled = paired.pool([a, b])
     assert set(pooled) == set(a)
     for s, o in pooled.items():
