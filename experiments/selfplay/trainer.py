@@ -608,6 +608,8 @@ def _check_resumable_width(ckpt: Path) -> None:
     from agents.checkpoint import POLICY_FILE
     from guandan_env.encoding.candidate_features import CAND_DIM
 
+    if not (ckpt / POLICY_FILE).is_file():
+        return  # nothing to compare; restoring the RLlib state reports what is missing
     saved = torch.load(ckpt / POLICY_FILE, weights_only=True)["state_dict"]
     width = saved["cand_proj.weight"].shape[1]
     if width != CAND_DIM:
