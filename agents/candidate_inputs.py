@@ -108,8 +108,8 @@ def upgrade_weights(state: dict[str, Any]) -> dict[str, Any]:
     ``CandidateNet``: their ``cand_proj`` gains zero columns for it, so the function is the
     same (their model configs leave the block off, which zeroes its inputs too)."""
     w = state.get("cand_proj.weight")
-    if w is None or np.shape(w)[-1] != CAND_DIM - BEAT_DIM:
-        return state
+    if w is None or np.ndim(w) != 2 or np.shape(w)[1] != CAND_DIM - BEAT_DIM:
+        return state  # today's weights, or malformed ones the shape checks name
     w = np.asarray(w, dtype=np.float32)
     padded = np.concatenate([w, np.zeros((w.shape[0], BEAT_DIM), np.float32)], axis=1)
     return {**state, "cand_proj.weight": padded}

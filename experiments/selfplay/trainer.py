@@ -610,9 +610,11 @@ def _check_resumable_width(ckpt: Path) -> None:
 
     if not (ckpt / POLICY_FILE).is_file():
         return  # nothing to compare; restoring the RLlib state reports what is missing
-    saved = torch.load(ckpt / POLICY_FILE, weights_only=True)["state_dict"]
-    width = saved["cand_proj.weight"].shape[1]
-    if width != CAND_DIM:
+    payload = torch.load(ckpt / POLICY_FILE, weights_only=True)
+    saved = payload.get("state_dict", {}) if isinstance(payload, dict) else {}
+    weight = saved.get("cand_proj.weight")
+    width = weight.shape[1] if isinstance(weight, torch.Tensor) and weight.ndim == 2 else None
+    if width is not None and width != CAND_DIM:
         raise ValueError(
             f"--resume {ckpt}: its network reads {width} candidate columns, this version "
             f"{CAND_DIM} (the beat block, 2026-12-03); resume it with the commit that made it "

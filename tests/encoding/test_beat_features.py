@@ -117,3 +117,6 @@ def test_weights_from_before_the_block_gain_zero_columns():
     assert np.array_equal(new["cand_proj.weight"][:, :width], old["cand_proj.weight"])
     assert not new["cand_proj.weight"][:, width:].any()
     assert upgrade_weights(new) is new  # today's weights pass through
+    for bad in (np.float32(1.0), np.zeros(width), np.zeros((2, width, 1))):
+        crafted = {"cand_proj.weight": bad}  # a file made by others: left to the shape checks
+        assert upgrade_weights(crafted) is crafted
