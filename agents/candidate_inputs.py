@@ -17,9 +17,12 @@ from guandan_env.core.config_keys import merge_known
 from guandan_env.encoding.candidate_features import (
     ACTION_FEATURE_TABLE,
     AFTER_DIM,
+    BEAT_COL,
     BEAT_DIM,
     CAND_DIM,
     DELTA_COL,
+    REPLY_COL,
+    REPLY_DIM,
     REST_DIM,
     STATE_DIM,
     action_keys,
@@ -29,13 +32,17 @@ from guandan_env.encoding.candidate_features import (
 from guandan_env.encoding.hand_plan import PLAN_DIM, PlanCache
 from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
 
-FEATURE_BLOCKS = ("after", "plan", "state", "beat")
+FEATURE_BLOCKS = ("after", "plan", "state", "beat", "reply")
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {
     "trunk": [256, 256],  # MLP over observation + state features
     "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
     "id_embedding": True,  # learned per-id embedding E[a]
-    "features": list(FEATURE_BLOCKS),  # input blocks used (ablations switch them off)
+    # input blocks used (ablations switch them off)
+    "features": ["after", "plan", "state", "beat"],
 }
+# widths of ``cand_proj`` before the blocks appended since: before ``beat`` (2026-12-03), and
+# before ``reply`` (2026-12-04)
+LEGACY_CAND_WIDTHS = (CAND_DIM - REPLY_DIM - BEAT_DIM, CAND_DIM - REPLY_DIM)
 
 
 def check_model_config(model_config: dict | None) -> dict:
@@ -94,7 +101,9 @@ def block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
     if "plan" not in features:
         cand[AFTER_DIM : DELTA_COL + 1] = 0
     if "beat" not in features:
-        cand[DELTA_COL + 1 :] = 0
+        cand[BEAT_COL:REPLY_COL] = 0
+    if "reply" not in features:
+        cand[REPLY_COL:] = 0
     state = np.ones(STATE_DIM, dtype=np.float32)
     if "plan" not in features:
         state[:PLAN_DIM] = 0
@@ -104,14 +113,16 @@ def block_mask(features: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def upgrade_weights(state: dict[str, Any]) -> dict[str, Any]:
-    """Weights saved before the ``beat`` block existed (2026-12-03), made to fit today's
-    ``CandidateNet``: their ``cand_proj`` gains zero columns for it, so the function is the
-    same (their model configs leave the block off, which zeroes its inputs too)."""
+    """Weights saved before the ``beat`` or ``reply`` block existed, made to fit today's
+    ``CandidateNet``: their ``cand_proj`` gains zero columns for the blocks appended since,
+    so the function is the same (their model configs leave those blocks off, which zeroes
+    their inputs too)."""
     w = state.get("cand_proj.weight")
-    if w is None or np.ndim(w) != 2 or np.shape(w)[1] != CAND_DIM - BEAT_DIM:
+    if w is None or np.ndim(w) != 2 or np.shape(w)[1] not in LEGACY_CAND_WIDTHS:
         return state  # today's weights, or malformed ones the shape checks name
     w = np.asarray(w, dtype=np.float32)
-    padded = np.concatenate([w, np.zeros((w.shape[0], BEAT_DIM), np.float32)], axis=1)
+    missing = CAND_DIM - w.shape[1]
+    padded = np.concatenate([w, np.zeros((w.shape[0], missing), np.float32)], axis=1)
     return {**state, "cand_proj.weight": padded}
 
 

@@ -600,8 +600,9 @@ class SelfPlayTrainer:
 
 
 def _check_resumable_width(ckpt: Path) -> None:
-    """Refuse, before anything loads, a checkpoint whose network predates the candidate rows'
-    ``beat`` block (2026-12-03): its optimizer state has the old width. Its ``policy.pt``
+    """Refuse, before anything loads, a checkpoint whose network predates a block of the
+    candidate rows (``beat`` 2026-12-03, ``reply`` 2026-12-04): its optimizer state has the
+    old width. Its ``policy.pt``
     still plays (``checkpoint:`` agents pad it); resuming needs the commit that made it."""
     import torch
 
@@ -617,6 +618,6 @@ def _check_resumable_width(ckpt: Path) -> None:
     if width is not None and width != CAND_DIM:
         raise ValueError(
             f"--resume {ckpt}: its network reads {width} candidate columns, this version "
-            f"{CAND_DIM} (the beat block, 2026-12-03); resume it with the commit that made it "
+            f"{CAND_DIM} (blocks added: beat 2026-12-03, reply 2026-12-04); resume it with the commit that made it "
             "(its config.yaml), or play it as checkpoint:RUN"
         )

@@ -20,6 +20,11 @@ plan_delta      1      plays needed after the action minus before it, / 4
 beat            2      whether the unseen cards (the three other hands pooled) hold a play
                        that beats it: one of its own kind (a non-bomb), a bomb (0 for a
                        pass or a tribute return)
+reply           9      the ``beat`` block seat by seat (next, partner, previous): whether
+                       the unseen cards hold a play that beats it and fits in that seat's
+                       hand (no more cards than it holds): of its own kind, a bomb; and
+                       whether one of exactly that many cards does (the seat could go out
+                       on it). 0 for a seat that is out
 ==============  =====  =====================================================================
 
 and the decision rows ``float32 (N, STATE_DIM)``, appended to the observation: the plan of
@@ -53,8 +58,12 @@ from .packing import BINARY, OBS_BITS, set_bits
 NR = NUM_NATURAL_RANKS
 AFTER_DIM = 5
 DELTA_COL = AFTER_DIM + PLAN_DIM  # the plan delta's column of the rest rows
+BEAT_COL = DELTA_COL + 1
 BEAT_DIM = 2
-REST_DIM = DELTA_COL + 1 + BEAT_DIM  # a candidate's inputs besides its action block
+REPLY_COL = BEAT_COL + BEAT_DIM
+REPLY_SEATS = (1, 2, 3)  # relative seats of the reply block: next, partner, previous
+REPLY_DIM = 3 * len(REPLY_SEATS)  # per seat: own kind, bomb, exactly its cards
+REST_DIM = REPLY_COL + REPLY_DIM  # a candidate's inputs besides its action block
 CAND_DIM = ACTION_FEATURE_DIM + REST_DIM
 STRAIGHT_WINDOWS = np.array(
     [T.seq_ranks(T.STRAIGHT, k) for k in T.seq_keys(T.STRAIGHT)], dtype=np.intp
@@ -71,6 +80,17 @@ _WILDS = T.WILDS.astype(np.int16)
 _IS_BOMB = np.isin(T.KIND, T.BOMB_KINDS)
 _RETURN_FACE = T.RETURN_FACE.astype(np.intp)
 _BOMB_WORDS = pack_masks(T.IS_BOMB[None])[0]  # the beat block: bomb plays, packed
+_SIZE = T.SIZE.astype(np.int16)
+MAX_PLAY_CARDS = int(T.SIZE.max())  # 10: a seat holding more fits every play
+# the reply block: bombs of each size 0..MAX_PLAY_CARDS (none below 4), packed, over the
+# words that hold bombs
+_BOMB_SIZE_WORDS = pack_masks(
+    T.IS_BOMB[None] & (T.SIZE[None] == np.arange(MAX_PLAY_CARDS + 1)[:, None])
+)
+_BOMB_SPAN = slice(int(np.flatnonzero(_BOMB_WORDS)[0]), int(np.flatnonzero(_BOMB_WORDS)[-1]) + 1)
+_BOMB_SIZE_WORDS = np.ascontiguousarray(_BOMB_SIZE_WORDS[:, _BOMB_SPAN])
+_CARDS_LEFT = OBS_SLICES["cards_left"]
+_SEATS_HELD = len(REPLY_SEATS) + 1  # cards_left has one block per relative seat
 _HAND = OBS_SLICES["hand"]
 _UNSEEN = OBS_SLICES["unseen"]
 _LEVEL = OBS_SLICES["deal_level"]
@@ -172,6 +192,7 @@ class DecisionContext:
     hand_plan: np.ndarray  # (N, PLAN_DIM) float32: the own hand's plan
     state: np.ndarray  # (N, STATE_DIM) float32: decision rows
     unseen_plays: np.ndarray  # (N, MASK_WORDS) uint64: ``plays_of`` the unseen cards
+    held: np.ndarray  # (N, 3) int16: cards held by the ``REPLY_SEATS``
 
     def keys(self, rows: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Rows of ``ACTION_FEATURE_TABLE`` of candidates ``(rows, ids)``."""
@@ -187,7 +208,14 @@ def decision_context(obs: np.ndarray, cache: PlanCache | None = None) -> Decisio
     hand_plan = plan_features(*_plan_inputs(hand_nat, hand_wilds), level, cache=cache)
     state = _state_features(obs, level, hand_plan)
     unseen_plays = plays_of(_face_counts(obs, _UNSEEN).astype(np.uint8), level)
-    return DecisionContext(level, hand_nat, hand_wilds, hand_plan, state, unseen_plays)
+    held = cards_held(obs)[:, REPLY_SEATS]
+    return DecisionContext(level, hand_nat, hand_wilds, hand_plan, state, unseen_plays, held)
+
+
+def cards_held(obs: np.ndarray) -> np.ndarray:
+    """``int16 (N, 4)``: cards held per relative seat (the ``cards_left`` one-hots)."""
+    one_hot = obs[:, _CARDS_LEFT].reshape(obs.shape[0], _SEATS_HELD, -1)
+    return np.argmax(one_hot, axis=2).astype(np.int16)
 
 
 def plays_of(counts: np.ndarray, level: np.ndarray) -> np.ndarray:
@@ -205,6 +233,35 @@ def beat_features(plays: np.ndarray, level: np.ndarray, ids: np.ndarray) -> np.n
     out[:, 0] = (answers & ~_BOMB_WORDS).any(1)
     out[:, 1] = (answers & _BOMB_WORDS).any(1)
     return out
+
+
+def reply_features(
+    beat: np.ndarray, plays: np.ndarray, level: np.ndarray, ids: np.ndarray, held: np.ndarray
+) -> np.ndarray:
+    """``float32 (M, REPLY_DIM)``: the ``beat`` block ``beat (M, BEAT_DIM)`` of candidates
+    ``ids`` split by the seats that may answer, holding ``held (M, 3)`` cards (see the module
+    table). A non-bomb answer has the candidate's own size, so its columns follow from the
+    pooled one; the bomb sizes are looked up only where a seat holds few enough cards for
+    them to matter (late in a deal)."""
+    m = ids.shape[0]
+    out = np.zeros((m, len(REPLY_SEATS), 3), dtype=np.float32)
+    size = _SIZE[ids][:, None]
+    kind = beat[:, :1] > 0
+    out[..., 0] = kind & (size <= held)
+    out[..., 1] = (beat[:, 1:2] > 0) & (held > MAX_PLAY_CARDS)
+    out[..., 2] = kind & (size == held)
+    few = np.flatnonzero((beat[:, 1] > 0) & (held <= MAX_PLAY_CARDS).any(1))
+    if few.size:
+        answers = beaten_by_packed(level[few], ids[few])[:, _BOMB_SPAN] & plays[few, _BOMB_SPAN]
+        exact = (answers[:, None, :] & _BOMB_SIZE_WORDS[None]).any(2)  # (F, 11): bomb sizes
+        at_most = np.logical_or.accumulate(exact, axis=1)
+        n = held[few]
+        small = n <= MAX_PLAY_CARDS
+        n = np.minimum(n, MAX_PLAY_CARDS).astype(np.intp)
+        f = np.arange(few.size)[:, None]
+        out[few, :, 1] = np.where(small, at_most[f, n], 1.0)
+        out[few, :, 2] = np.maximum(out[few, :, 2], small & exact[f, n])
+    return out.reshape(m, REPLY_DIM)
 
 
 PLAN_MODES = ("full", "no_sequences", "none")
@@ -235,7 +292,10 @@ def candidate_rest(
     rest[:, 2] = (natural == 1).sum(1) / 13.0
     rest[:, 3] = (natural == 2).sum(1) / 13.0
     rest[:, 4] = (natural == 3).sum(1) / 13.0
-    rest[:, DELTA_COL + 1 :] = beat_features(ctx.unseen_plays[rows], lv, ids)
+    plays = ctx.unseen_plays[rows]
+    beat = beat_features(plays, lv, ids)
+    rest[:, BEAT_COL:REPLY_COL] = beat
+    rest[:, REPLY_COL:] = reply_features(beat, plays, lv, ids, ctx.held[rows])
     if plans == "none":
         return rest
     rounds = None if plans == "full" else 0

@@ -232,29 +232,36 @@ def test_league_members_play_inside_the_runner():
     assert m["games_vs_bc"] > 0 and "bc" in m["league_win_rates"]
 
 
-def test_weights_from_before_the_beat_block_load_into_a_runner_and_refuse_to_resume(tmp_path):
-    """A policy saved before the candidate rows' beat block (2 columns fewer) still plays in
-    a runner (zero columns added); resuming its run is refused before anything loads."""
+@pytest.mark.parametrize(
+    "features", [["after", "plan", "state"], ["after", "plan", "state", "beat"]]
+)
+def test_weights_from_before_a_block_load_into_a_runner_and_refuse_to_resume(tmp_path, features):
+    """A policy saved before the candidate rows' beat or reply block (fewer columns) still
+    plays in a runner (zero columns added); resuming its run is refused before anything
+    loads."""
     import torch
 
+    from agents.candidate_inputs import LEGACY_CAND_WIDTHS
     from agents.checkpoint import POLICY_FILE
     from experiments.selfplay.trainer import _check_resumable_width
-    from guandan_env.encoding.candidate_features import BEAT_DIM, CAND_DIM
+    from guandan_env.encoding.candidate_features import CAND_DIM
 
-    runner = _local_runner(5, model={**SMALL_MODEL, "features": ["after", "plan", "state"]})
+    width = LEGACY_CAND_WIDTHS[len(features) - 3]
+    runner = _local_runner(5, model={**SMALL_MODEL, "features": features})
     old = {k: v.detach().numpy().copy() for k, v in runner.net.state_dict().items()}
-    old["cand_proj.weight"] = old["cand_proj.weight"][:, : CAND_DIM - BEAT_DIM] + 1.0
+    old["cand_proj.weight"] = old["cand_proj.weight"][:, :width] + 1.0
     runner.set_main_weights(old)
     w = runner.net.cand_proj.weight.detach().numpy()
-    assert np.allclose(w[:, : CAND_DIM - BEAT_DIM], old["cand_proj.weight"])
-    assert not w[:, CAND_DIM - BEAT_DIM :].any()
+    assert w.shape[1] == CAND_DIM
+    assert np.allclose(w[:, :width], old["cand_proj.weight"])
+    assert not w[:, width:].any()
     assert len(runner.sample()["actions"]) > 0
 
     ckpt = tmp_path / "iter_000001"
     ckpt.mkdir()
     state = {k: torch.from_numpy(np.asarray(v)) for k, v in old.items()}
     torch.save({"state_dict": state}, ckpt / POLICY_FILE)
-    with pytest.raises(ValueError, match="beat block"):
+    with pytest.raises(ValueError, match="blocks added"):
         _check_resumable_width(ckpt)
     state["cand_proj.weight"] = torch.zeros(4, CAND_DIM)
     torch.save({"state_dict": state}, ckpt / POLICY_FILE)
