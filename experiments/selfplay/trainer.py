@@ -618,6 +618,6 @@ def _check_resumable_width(ckpt: Path) -> None:
     if width is not None and width != CAND_DIM:
         raise ValueError(
             f"--resume {ckpt}: its network reads {width} candidate columns, this version "
-            f"{CAND_DIM} (blocks added: beat 2026-12-03, reply 2026-12-04); resume it with the commit that made it "
-            "(its config.yaml), or play it as checkpoint:RUN"
+            f"{CAND_DIM} (blocks added: beat 2026-12-03, reply 2026-12-04); resume it with "
+            "the commit that made it (its config.yaml), or play it as checkpoint:RUN"
         )
