@@ -38,7 +38,7 @@ DEFAULT_MODEL_CONFIG: dict[str, Any] = {
     "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
     "id_embedding": True,  # learned per-id embedding E[a]
     # input blocks used (ablations switch them off)
-    "features": ["after", "plan", "state", "beat"],
+    "features": ["after", "plan", "state", "beat", "reply"],
 }
 # widths of ``cand_proj`` before the blocks appended since: before ``beat`` (2026-12-03), and
 # before ``reply`` (2026-12-04)

@@ -21,7 +21,7 @@ VARIANTS: dict[str, list[str]] = {
     "full": [],
     "no_plan": ["model.features=[after]"],  # no hand plan, no public counting, no beat block
     "no_beat": ["model.features=[after,plan,state]"],  # the candidate rows before 2026-12-03
-    "reply": ["model.features=[after,plan,state,beat,reply]"],  # the beat block seat by seat
+    "no_reply": ["model.features=[after,plan,state,beat]"],  # the rows before 2026-12-04
     "no_features": ["model.features=[]"],  # candidate = action features + id embedding only
     "no_bc": ["warm_start.decisions=0"],  # no warm start, no anchor, no BC league member
     # the default is pure self-play; this adds the league as it was before 2026-12-01

@@ -32,7 +32,7 @@ class Stop:
 
     iterations: int | None = option(None, "PPO iterations")
     time_s: float | None = option(
-        1500.0, "wall-clock seconds of the whole run, warm start included"
+        1620.0, "wall-clock seconds of the whole run, warm start included"
     )
     env_steps: int | None = option(None, "learner samples")
 
@@ -392,7 +392,7 @@ def save_config(cfg: RunConfig, path: str | Path) -> None:
 
 
 DEFAULT_CONFIG_HEADER = """\
-# The main job: a useful self-play run on a 2-core machine in about 25 minutes, all included
+# The main job: a useful self-play run on a 2-core machine in under 30 minutes, all included
 # (heuristic data for the warm start, behaviour cloning, PPO):
 #   python -m experiments.selfplay --config configs/default.yaml
 # One remote VectorEnvRunner samples 1,024 tables on one core while the learner (the driver)

@@ -172,7 +172,7 @@ def test_the_block_sits_at_the_end_of_the_rest_rows_and_switches_off():
     assert not cand[BEAT_COL:].any() and cand[:BEAT_COL].all()
     cand, _ = block_mask(["after", "plan", "state", "beat"])
     assert not cand[REPLY_COL:].any() and cand[:REPLY_COL].all()
-    assert check_model_config(None)["features"] == ["after", "plan", "state", "beat"]
+    assert check_model_config(None)["features"] == ["after", "plan", "state", "beat", "reply"]
 
 
 def test_cards_held_are_the_seats_card_counts_seen_from_the_acting_seat():
