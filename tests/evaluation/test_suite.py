@@ -202,5 +202,5 @@ def test_a_suite_refuses_pretrained_weights_it_was_not_frozen_with(tmp_path):
     suite.check_weights()  # the shipped models are the frozen ones
     spec = next(o for o in suite.opponents if o.startswith("pretrained:"))
     changed = dataclasses.replace(suite, weights={**suite.weights, spec: "0" * 64})
-    with pytest.raises(ValueError, match="not those guandan-eval-v3 was frozen with"):
+    with pytest.raises(ValueError, match="not those guandan-eval-v4 was frozen with"):
         play_entrant("random", changed, 1, workers=1, root=tmp_path, progress=False)

@@ -65,6 +65,7 @@ FROZEN_WEIGHTS: dict[str, str] = {
     "pretrained:long-v1": "a66815de76ec23813c6cdf2f7f8040ae3895140f5f535dbd0272664756355d84",
     "pretrained:long-v2": "7cf99d30549613ddbd9a60ae5382f683bf70acaea92c209ec864ab4cbcc25898",
     "pretrained:long-v3": "f9e132261fb46b8f1f764acb468707dd36aa53a141c120bb8bd4583de3d82cfc",
+    "pretrained:default-v2": "6d9ccc63df9085a1d8f79f00eb4f819f62a7fb608bbf5ffce6119a24b3faae64",
 }
 
 
@@ -84,9 +85,18 @@ SUITES: dict[str, Suite] = {
         # v3 adds long-v3 (the long recipe continued to 3 hours, 188 M samples); v2's five
         # opponents stay, so their ten matchups are the same games
         _suite("guandan-eval-v3", *_V1_OPPONENTS, "pretrained:long-v2", "pretrained:long-v3"),
+        # v4 adds default-v2 (the default recipe of 2026-12-04: the reply block, 27 minutes);
+        # v3's six opponents stay, so their fifteen matchups are the same games
+        _suite(
+            "guandan-eval-v4",
+            *_V1_OPPONENTS,
+            "pretrained:long-v2",
+            "pretrained:long-v3",
+            "pretrained:default-v2",
+        ),
     )
 }
-CURRENT = "guandan-eval-v3"
+CURRENT = "guandan-eval-v4"
 
 
 def get_suite(name: str | None = None) -> Suite:
