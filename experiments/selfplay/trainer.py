@@ -43,15 +43,18 @@ def _played_agent(state: dict, model_config: dict, seed: int):
 def _evaluate_task(
     state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int, game: dict
 ) -> dict[str, dict]:
-    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training)."""
+    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training, on CPU
+    time the runner and the learner leave idle: ``idle_priority``)."""
+    from experiments.common.priority import idle_priority
     from experiments.evaluation.duplicate import evaluate
 
-    agent = _played_agent(state, model_config, seed)
-    config = {k: v for k, v in game.items() if k != "mode"}
-    out = {}
-    for opp in opponents:
-        stats = evaluate(agent, opp, n_pairs=pairs, seed=seed, mode="deal", config=config)
-        out[opp] = {k: v for k, v in stats.items() if k != "pair_gains"}
+    with idle_priority():
+        agent = _played_agent(state, model_config, seed)
+        config = {k: v for k, v in game.items() if k != "mode"}
+        out = {}
+        for opp in opponents:
+            stats = evaluate(agent, opp, n_pairs=pairs, seed=seed, mode="deal", config=config)
+            out[opp] = {k: v for k, v in stats.items() if k != "pair_gains"}
     return out
 
 
@@ -373,7 +376,9 @@ class SelfPlayTrainer:
     def start_eval(self, pairs: int):
         import ray
 
-        task = ray.remote(num_cpus=0)(_evaluate_task)
+        # max_calls=1: the worker exits with the task, so no later task inherits SCHED_IDLE
+        # (an unprivileged process may not leave it)
+        task = ray.remote(num_cpus=0, max_calls=1)(_evaluate_task)
         return task.remote(
             self.played_state(),  # what agents of this run play (the average, if kept)
             dict(self.model_config),

@@ -165,11 +165,14 @@ def _table_rows(levels: np.ndarray) -> np.ndarray:
     return _TABLE_ROWS
 
 
-def beaten_by_packed(levels: np.ndarray, actions: np.ndarray) -> np.ndarray:
+def beaten_by_packed(
+    levels: np.ndarray, actions: np.ndarray, words: slice = slice(None)
+) -> np.ndarray:
     """``uint64 (B, MASK_WORDS)``: the plays that beat play ``actions[i]`` at deal level
-    ``levels[i]`` (R-5.2, R-4; empty for pass and returns), from the same table rows."""
+    ``levels[i]`` (R-5.2, R-4; empty for pass and returns), from the same table rows;
+    ``words``: only those words of each row (gathered alone: a kind's plays span few)."""
     levels = np.asarray(levels, dtype=np.int64)
-    return _table_rows(levels)[1 + levels * T.NUM_ACTIONS + actions] & ~_PASS_WORDS
+    return _table_rows(levels)[1 + levels * T.NUM_ACTIONS + actions, words] & ~_PASS_WORDS[words]
 
 
 def beats_words(level: int) -> np.ndarray:

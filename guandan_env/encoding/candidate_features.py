@@ -89,6 +89,13 @@ _BOMB_SIZE_WORDS = pack_masks(
 )
 _BOMB_SPAN = slice(int(np.flatnonzero(_BOMB_WORDS)[0]), int(np.flatnonzero(_BOMB_WORDS)[-1]) + 1)
 _BOMB_SIZE_WORDS = np.ascontiguousarray(_BOMB_SIZE_WORDS[:, _BOMB_SPAN])
+_PLAIN_PLAY = (T.KIND != T.PASS) & (T.KIND != T.RETURN) & ~_IS_BOMB  # beaten by any bomb
+# (kind, the words holding its ids) of each non-bomb play kind: its answers of its own kind
+_KIND_WORDS = tuple(
+    (int(k), slice(int(ids[0]) // 64, int(ids[-1]) // 64 + 1))
+    for k in np.unique(T.KIND[_PLAIN_PLAY])
+    for ids in [np.flatnonzero(T.KIND == k)]
+)
 _CARDS_LEFT = OBS_SLICES["cards_left"]
 _SEATS_HELD = len(REPLY_SEATS) + 1  # cards_left has one block per relative seat
 _HAND = OBS_SLICES["hand"]
@@ -224,25 +231,64 @@ def plays_of(counts: np.ndarray, level: np.ndarray) -> np.ndarray:
     return play_masks_packed(counts, level, np.full(counts.shape[0], -1, dtype=np.int64))
 
 
-def beat_features(plays: np.ndarray, level: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``float32 (M, BEAT_DIM)`` of candidates ``ids`` at deal levels ``level``, given
-    ``plays_of`` the cards that may answer them ``plays (M, MASK_WORDS)``: one of those plays
-    beats the candidate and is no bomb (so of its kind), one is a bomb (0 for pass, returns)."""
-    answers = beaten_by_packed(level, ids) & plays
-    out = np.empty((ids.shape[0], BEAT_DIM), dtype=np.float32)
-    out[:, 0] = (answers & ~_BOMB_WORDS).any(1)
-    out[:, 1] = (answers & _BOMB_WORDS).any(1)
+def beat_features(
+    plays: np.ndarray, level: np.ndarray, ids: np.ndarray, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """``float32 (M, BEAT_DIM)`` of candidates ``ids`` at deal levels ``level (M,)``, given
+    ``plays_of`` the cards that may answer them: one of those plays beats the candidate and
+    is no bomb (so of its kind), one is a bomb (0 for pass, returns). ``plays (N,
+    MASK_WORDS)`` per decision and ``rows (M,)`` the decision of each candidate (None: one
+    row of ``plays`` per candidate).
+
+    Each kind's plays are one run of ids, so a non-bomb's answers of its kind are read over
+    that run's few words alone, and every bomb beats a non-bomb (R-4): only a bomb
+    candidate needs the bomb words row by row."""
+    ids = np.asarray(ids, dtype=np.intp)
+    level = np.asarray(level, dtype=np.int64)
+    rows = np.arange(ids.shape[0]) if rows is None else np.asarray(rows, dtype=np.intp)
+    out = np.zeros((ids.shape[0], BEAT_DIM), dtype=np.float32)
+    kind = T.KIND[ids]
+    holds_bomb = (plays[:, _BOMB_SPAN] & _BOMB_WORDS[_BOMB_SPAN]).any(1)
+    out[:, 1] = _PLAIN_PLAY[ids] & holds_bomb[rows]
+    for k, words in _KIND_WORDS:
+        sel = np.flatnonzero(kind == k)
+        if sel.size:
+            answers = beaten_by_packed(level[sel], ids[sel], words) & plays[rows[sel], words]
+            out[sel, 0] = (answers & ~_BOMB_WORDS[words]).any(1)
+    sel = np.flatnonzero(_IS_BOMB[ids])
+    if sel.size:
+        out[sel, 1] = _bomb_answers(plays, level, ids, rows, sel).any(1)
     return out
 
 
+def _bomb_answers(plays, level, ids, rows, sel) -> np.ndarray:
+    """``uint64 (S, bomb words)``: the bombs among ``plays`` beating candidates ``sel``."""
+    answers = beaten_by_packed(level[sel], ids[sel], _BOMB_SPAN) & plays[rows[sel], _BOMB_SPAN]
+    return answers & _BOMB_WORDS[_BOMB_SPAN]
+
+
+def _bomb_sizes(words: np.ndarray) -> np.ndarray:
+    """``bool (S, MAX_PLAY_CARDS + 1)``: which bomb sizes the bomb words hold."""
+    return (words[:, None, :] & _BOMB_SIZE_WORDS[None]).any(2)
+
+
 def reply_features(
-    beat: np.ndarray, plays: np.ndarray, level: np.ndarray, ids: np.ndarray, held: np.ndarray
+    beat: np.ndarray,
+    plays: np.ndarray,
+    level: np.ndarray,
+    ids: np.ndarray,
+    held: np.ndarray,
+    rows: np.ndarray | None = None,
 ) -> np.ndarray:
     """``float32 (M, REPLY_DIM)``: the ``beat`` block ``beat (M, BEAT_DIM)`` of candidates
     ``ids`` split by the seats that may answer, holding ``held (M, 3)`` cards (see the module
-    table). A non-bomb answer has the candidate's own size, so its columns follow from the
-    pooled one; the bomb sizes are looked up only where a seat holds few enough cards for
-    them to matter (late in a deal)."""
+    table); ``plays`` and ``rows`` as for ``beat_features``. A non-bomb answer has the
+    candidate's own size, so its columns follow from the pooled one; the bomb sizes are
+    looked up only where a seat holds few enough cards for them to matter (late in a deal):
+    for a non-bomb, the sizes of every bomb the cards hold, per decision."""
+    ids = np.asarray(ids, dtype=np.intp)
+    level = np.asarray(level, dtype=np.int64)
+    rows = np.arange(ids.shape[0]) if rows is None else np.asarray(rows, dtype=np.intp)
     m = ids.shape[0]
     out = np.zeros((m, len(REPLY_SEATS), 3), dtype=np.float32)
     size = _SIZE[ids][:, None]
@@ -252,8 +298,14 @@ def reply_features(
     out[..., 2] = kind & (size == held)
     few = np.flatnonzero((beat[:, 1] > 0) & (held <= MAX_PLAY_CARDS).any(1))
     if few.size:
-        answers = beaten_by_packed(level[few], ids[few])[:, _BOMB_SPAN] & plays[few, _BOMB_SPAN]
-        exact = (answers[:, None, :] & _BOMB_SIZE_WORDS[None]).any(2)  # (F, 11): bomb sizes
+        exact = np.empty((few.size, MAX_PLAY_CARDS + 1), dtype=bool)  # bomb sizes that beat
+        bomb = _IS_BOMB[ids[few]]
+        plain = np.flatnonzero(~bomb)
+        if plain.size:
+            dec, back = np.unique(rows[few[plain]], return_inverse=True)
+            exact[plain] = _bomb_sizes(plays[dec, _BOMB_SPAN] & _BOMB_WORDS[_BOMB_SPAN])[back]
+        if bomb.any():
+            exact[bomb] = _bomb_sizes(_bomb_answers(plays, level, ids, rows, few[bomb]))
         at_most = np.logical_or.accumulate(exact, axis=1)
         n = held[few]
         small = n <= MAX_PLAY_CARDS
@@ -292,10 +344,10 @@ def candidate_rest(
     rest[:, 2] = (natural == 1).sum(1) / 13.0
     rest[:, 3] = (natural == 2).sum(1) / 13.0
     rest[:, 4] = (natural == 3).sum(1) / 13.0
-    plays = ctx.unseen_plays[rows]
-    beat = beat_features(plays, lv, ids)
+    plays = ctx.unseen_plays
+    beat = beat_features(plays, lv, ids, rows)
     rest[:, BEAT_COL:REPLY_COL] = beat
-    rest[:, REPLY_COL:] = reply_features(beat, plays, lv, ids, ctx.held[rows])
+    rest[:, REPLY_COL:] = reply_features(beat, plays, lv, ids, ctx.held[rows], rows)
     if plans == "none":
         return rest
     rounds = None if plans == "full" else 0

@@ -201,3 +201,51 @@ def test_weights_from_before_the_blocks_gain_zero_columns():
         for bad in (np.float32(1.0), np.zeros(width), np.zeros((2, width, 1))):
             crafted = {"cand_proj.weight": bad}  # made by others: left to the shape checks
             assert upgrade_weights(crafted) is crafted
+
+
+def _unpack(words: np.ndarray) -> np.ndarray:
+    """``bool (N, NUM_ACTIONS)`` of packed ``uint64`` masks."""
+    return np.unpackbits(words.view(np.uint8), axis=1)[:, : T.NUM_ACTIONS].astype(bool)
+
+
+def test_blocks_in_play_equal_the_beats_table_on_every_candidate():
+    """R-4, R-5.2: the runner's path (unseen plays per decision, candidates by row) against
+    ``strength.beats_matrix`` read candidate by candidate, over whole deals of 48 tables
+    (late positions included, where seats hold few cards and the bomb sizes matter)."""
+    from guandan_env.core.strength import beats_matrix
+    from guandan_env.envs.vector import VectorGuandanEnv
+
+    beats = {lv: beats_matrix(lv) for lv in range(13)}
+    env = VectorGuandanEnv(48, random_levels=True, random_tribute=True)
+    obs, mask, _ = env.reset(seed=11)
+    rng = np.random.default_rng(11)
+    checked = few_cards = bombs = 0
+    for _ in range(160):
+        rows, ids = candidates_packed(pack_masks(mask))
+        ctx = decision_context(obs)
+        rest = candidate_rest(ctx, rows, ids)
+        unseen = _unpack(ctx.unseen_plays)
+        lv = ctx.level[rows]
+        answers = np.stack([beats[int(v)][a] for v, a in zip(lv, ids, strict=True)])
+        answers &= unseen[rows]
+        is_bomb = T.IS_BOMB[None, :]
+        want_beat = np.stack([(answers & ~is_bomb).any(1), (answers & is_bomb).any(1)], 1)
+        assert np.array_equal(rest[:, BEAT_COL:REPLY_COL], want_beat)
+        held = ctx.held[rows].astype(np.int64)
+        size = T.SIZE[None, :]
+        want = []
+        for seat in range(3):
+            n = held[:, seat : seat + 1]
+            fits = answers & (size <= n)
+            want += [
+                (fits & ~is_bomb).any(1),
+                (fits & is_bomb).any(1),
+                (answers & (size == n)).any(1),
+            ]
+        assert np.array_equal(rest[:, REPLY_COL:], np.stack(want, 1).astype(np.float32))
+        checked += ids.size
+        few_cards += int((held <= 10).any(1).sum())
+        bombs += int(T.IS_BOMB[ids].sum())
+        legal = [np.flatnonzero(m) for m in mask]
+        obs, mask, *_ = env.step(np.array([rng.choice(a) for a in legal], dtype=np.int64))
+    assert checked > 50_000 and few_cards > 5_000 and bombs > 500
