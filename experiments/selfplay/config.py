@@ -195,6 +195,11 @@ class Eval:
     opponents: list[str] = option(
         help="agent specs to evaluate against", factory=lambda: ["random", "heuristic"]
     )
+    idle: bool = option(
+        True,
+        "background evaluations run on idle CPU only (SCHED_IDLE on Linux), not slowing the "
+        "runner; they wait where no CPU is ever idle",
+    )
 
 
 @dataclass

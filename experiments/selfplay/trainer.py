@@ -11,6 +11,7 @@ import os
 import shutil
 import time
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +42,20 @@ def _played_agent(state: dict, model_config: dict, seed: int):
 
 
 def _evaluate_task(
-    state: dict, model_config: dict, opponents: list[str], pairs: int, seed: int, game: dict
+    state: dict,
+    model_config: dict,
+    opponents: list[str],
+    pairs: int,
+    seed: int,
+    game: dict,
+    idle: bool = True,
 ) -> dict[str, dict]:
-    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training, on CPU
-    time the runner and the learner leave idle: ``idle_priority``)."""
+    """Duplicate evaluation of a policy's weights (runs as a Ray task beside training; with
+    ``idle``, on CPU time the runner and the learner leave idle: ``idle_priority``)."""
     from experiments.common.priority import idle_priority
     from experiments.evaluation.duplicate import evaluate
 
-    with idle_priority():
+    with idle_priority() if idle else nullcontext():
         agent = _played_agent(state, model_config, seed)
         config = {k: v for k, v in game.items() if k != "mode"}
         out = {}
@@ -386,6 +393,7 @@ class SelfPlayTrainer:
             int(pairs),
             self.cfg.seed + 7919,
             dict(self.cfg.game),
+            bool(self.cfg.eval.idle),
         )
 
     def final_eval(self, pairs: int) -> dict[str, dict]:

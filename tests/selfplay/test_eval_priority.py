@@ -36,8 +36,10 @@ def test_idle_priority_holds_inside_the_block_and_is_undone_after():
         assert restored == "True"
 
 
-def test_the_training_evaluation_task_plays_under_sched_idle():
+@pytest.mark.parametrize("idle", [True, False])
+def test_the_training_evaluation_task_plays_under_sched_idle_unless_told_not_to(idle):
     out = _run(
+        f"IDLE = {idle}\n"
         "import os\n"
         "import experiments.evaluation.duplicate as dup\n"
         "import experiments.selfplay.trainer as tr\n"
@@ -47,7 +49,15 @@ def test_the_training_evaluation_task_plays_under_sched_idle():
         "    return {'dup_win_rate': 0.5, 'pair_gains': [0.0]}\n"
         "dup.evaluate = evaluate\n"
         "tr._played_agent = lambda *a: object()\n"
-        "out = tr._evaluate_task({}, {}, ['random', 'heuristic'], 2, 0, {'mode': 'deal'})\n"
-        "print(seen == [('random', True), ('heuristic', True)], sorted(out), out['random'])\n"
+        "out = tr._evaluate_task({}, {}, ['random', 'heuristic'], 2, 0, {'mode': 'deal'}, IDLE)\n"
+        "print(seen == [('random', IDLE), ('heuristic', IDLE)], sorted(out), out['random'])\n"
+        "print(os.sched_getscheduler(0) == os.SCHED_OTHER or os.geteuid() != 0)\n"
     )
-    assert out == "True ['heuristic', 'random'] {'dup_win_rate': 0.5}"
+    assert out.splitlines() == ["True ['heuristic', 'random'] {'dup_win_rate': 0.5}", "True"]
+
+
+def test_the_config_runs_evaluations_on_idle_cpu_by_default():
+    from experiments.selfplay.config import load_config
+
+    assert load_config(None, []).eval.idle is True
+    assert load_config(None, ["eval.idle=false"]).eval.idle is False
