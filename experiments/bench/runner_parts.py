@@ -72,28 +72,18 @@ def _restore(originals: list[tuple[Any, str, Any]]) -> None:
 
 
 def _runner(model: str, overrides: list[str]):
-    import gymnasium as gym
+    """A runner of the default config (with ``overrides``) playing shipped model ``model``."""
     import torch
-    from ray.rllib.algorithms.ppo import PPOConfig
 
     from agents.zoo import MODELS_DIR, resolve
     from agents.zoo.store import load_weights
-    from experiments.selfplay.config import load_config, runner_config
-    from experiments.selfplay.rllib.env_runner import VectorEnvRunner
-    from guandan_env.core.actions import NUM_ACTIONS
-    from guandan_env.encoding.observation import OBS_DIM
+    from experiments.bench.selfplay import make_runner
+    from experiments.selfplay.config import load_config
 
-    torch.set_num_threads(1)
     cfg = load_config(None, overrides)
-    config = PPOConfig().environment(
-        observation_space=gym.spaces.Box(0, 1, (OBS_DIM,), np.float32),
-        action_space=gym.spaces.Discrete(NUM_ACTIONS),
-        env_config=runner_config(cfg),
-    )
-    runner = VectorEnvRunner(config=config, worker_index=0)
     state, _ = load_weights(MODELS_DIR / f"{resolve(model)}.npz")
-    runner.set_main_weights({k: torch.from_numpy(np.asarray(v)) for k, v in state.items()})
-    return runner, cfg.runners.steps_per_call
+    weights = {k: torch.from_numpy(np.asarray(v)) for k, v in state.items()}
+    return make_runner(cfg, weights), cfg.runners.steps_per_call
 
 
 def measure(model: str, calls: int, repeats: int, overrides: list[str]) -> dict:

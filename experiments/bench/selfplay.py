@@ -35,12 +35,10 @@ def _quartiles(x) -> dict[str, float]:
     return {"p25": round(q[0], 1), "median": round(q[1], 1), "p75": round(q[2], 1)}
 
 
-def runner_ceiling(
-    cfg: RunConfig, calls: int = 6, weights: dict | None = None, league: list | None = None
-) -> dict:
-    """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner``:
-    ``weights`` (trained ``CandidateNet`` weights; default: the initial ones) and ``league``
-    (``[(name, weights)]`` members; with ``league.self_share`` < 1 they play)."""
+def make_runner(cfg: RunConfig, weights: dict | None = None, league: list | None = None):
+    """One local ``VectorEnvRunner`` of ``cfg``: ``weights`` (trained ``CandidateNet``
+    weights; default: the initial ones) and ``league`` (``[(name, weights)]`` members; with
+    ``league.self_share`` < 1 they play)."""
     import gymnasium as gym
     import torch
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -62,6 +60,15 @@ def runner_ceiling(
         runner.set_main_weights(weights)
     if league:
         runner.set_league(league)
+    return runner
+
+
+def runner_ceiling(
+    cfg: RunConfig, calls: int = 6, weights: dict | None = None, league: list | None = None
+) -> dict:
+    """Game decisions and learner samples per CPU-second of one ``VectorEnvRunner``
+    (``make_runner``'s arguments)."""
+    runner = make_runner(cfg, weights, league)
     runner.sample()
     runner.sample()  # past the first deals' wave
     runner.get_metrics()
