@@ -1,4 +1,4 @@
-"""Run a block of work only on CPU time nothing else wants (Linux ``SCHED_IDLE``).
+"""Run work only on CPU time nothing else wants (Linux ``SCHED_IDLE``).
 
 The evaluations beside training are Ray tasks. Ray starts its workers at niceness 15, the
 runner actor included, so at the same priority an evaluation took half of the runner's core
@@ -12,6 +12,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+
+def enter_idle_priority() -> bool:
+    """From now on this thread runs under ``SCHED_IDLE`` (whether it does): for a process
+    that does nothing else, such as an idle env runner's actor. Threads it starts later
+    inherit the policy. A no-op where the OS has no ``SCHED_IDLE`` or refuses the change."""
+    if not hasattr(os, "SCHED_IDLE"):
+        return False
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except OSError:
+        return False
+    return True
 
 
 @contextmanager

@@ -73,6 +73,17 @@ class Runners:
         "sample() calls queued per runner (1: no run-ahead; each more adds an iteration of "
         "policy lag and keeps the runner busy through big batches)",
     )
+    idle: int = option(
+        0,
+        "of the runners.num runners, how many sample only on CPU time nothing else wants "
+        "(Linux SCHED_IDLE): on 2 cores, runners.num=2 runners.idle=1 fills the time the "
+        "learner waits for samples without slowing the runner or the learner",
+    )
+    idle_tables: int = option(
+        256,
+        "tables of each idle runner (fewer than runners.tables: on leftover CPU a deal "
+        "takes longer, and fewer tables keep its samples' policy lag near the main runner's)",
+    )
 
 
 @dataclass
@@ -287,6 +298,11 @@ def validate(cfg: RunConfig) -> RunConfig:
         )
     if r.sample_ahead < 1:
         raise ValueError("runners.sample_ahead must be >= 1")
+    if not 0 <= r.idle < max(r.num, 1) or r.idle_tables < 1:
+        raise ValueError(
+            f"runners.idle={r.idle} must be >= 0 and below runners.num={r.num} (at least one "
+            "runner samples at normal priority), runners.idle_tables >= 1"
+        )
     if cfg.torch_threads < 1:
         raise ValueError("torch_threads must be >= 1")
     if not all(v > 0 for v in cfg.ppo.lr.values()):
@@ -355,6 +371,8 @@ def runner_config(cfg: RunConfig) -> dict[str, Any]:
         "tables": r.tables,
         "game": dict(cfg.game),
         "steps_per_call": r.steps_per_call,
+        "idle_from": r.num - r.idle + 1 if r.idle else 0,
+        "idle_tables": r.idle_tables,
         "skip_forced": r.skip_forced,
         "plan_top_k": r.plan_top_k,
         "self_share": lg.self_share,

@@ -53,6 +53,9 @@ METRICS = (
     Metric("load1"),
     Metric("runner_sample_s", "perf/runner_sample_s"),
     Metric("runner_sample_cpu_s", "perf/runner_sample_cpu_s"),
+    # idle runners (runners.idle): their share of the learner samples, and their CPU time
+    Metric("idle_share", "perf/idle_runner_share"),
+    Metric("idle_runner_cpu_s", "perf/idle_runner_cpu_s"),
     # training-only heads (experiments.selfplay.rllib.heads), empty when off
     Metric("belief_loss", "loss/belief", "belief_loss"),
     Metric("belief_guess_loss", "loss/belief_count_guess", "belief_guess_loss"),

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED
 
 from experiments.selfplay.config import RunConfig, lr_time_scale
 from experiments.selfplay.log import (
@@ -477,6 +478,8 @@ class SelfPlayTrainer:
         self.env_steps += steps
         self._average_weights(steps)
         rm = info["runner_metrics"]
+        main = [m for m in rm if not m.get("idle")]
+        idle = [m for m in rm if m.get("idle")]
         gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
         forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
         cands = sum(int(m.get("num_candidates", 0)) for m in rm)
@@ -500,9 +503,20 @@ class SelfPlayTrainer:
             "sample_wait_s": info.get("sample_wait_s"),
             "eval_running": int(self.pending_eval is not None),  # it shares the CPUs
             "learn_s": info.get("learn_s"),
-            # runner time inside sample(), summed over runners: wall and CPU
-            "runner_sample_s": sum(float(m.get("sample_s", 0.0)) for m in rm),
-            "runner_sample_cpu_s": sum(float(m.get("sample_cpu_s", 0.0)) for m in rm),
+            # runner time inside sample(), summed over the runners at normal priority: wall
+            # and CPU (the CPU time per iteration tells a slow machine from a fast one)
+            "runner_sample_s": sum(float(m.get("sample_s", 0.0)) for m in main),
+            "runner_sample_cpu_s": sum(float(m.get("sample_cpu_s", 0.0)) for m in main),
+            "idle_share": (
+                sum(int(m.get(NUM_ENV_STEPS_SAMPLED, 0)) for m in idle) / steps
+                if idle and steps
+                else (0.0 if self.cfg.runners.idle else None)
+            ),
+            "idle_runner_cpu_s": (
+                sum(float(m.get("sample_cpu_s", 0.0)) for m in idle)
+                if self.cfg.runners.idle
+                else None
+            ),
             "load1": os.getloadavg()[0],  # machine load: throughput is shared with others
         }
         for kind in ("bc", "snapshot"):

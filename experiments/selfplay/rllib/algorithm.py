@@ -149,7 +149,10 @@ class GuandanPPO(PPO):
         """At least one finished ``sample()`` per remote runner (more if ready), and the
         metrics attached to them (errors re-raised)."""
         group = self.env_runner_group
-        want = group.num_remote_env_runners()  # as many as runners, from any of them
+        # as many as the runners at normal priority, from any runner: idle runners
+        # (runners.idle, the highest worker indices) add their samples when they have some
+        idle_from = int(self.config.env_config.get("idle_from") or 0)
+        want = idle_from - 1 if idle_from else group.num_remote_env_runners()
         deadline = time.monotonic() + float(self.config.sample_timeout_s)
         samples: list[dict[str, np.ndarray]] = []
         while len(samples) < want:

@@ -25,11 +25,16 @@ tables start together), so the learner, not the wait for a full batch, sets the 
 counts), ``num_game_steps`` (all decisions, opponents' included) and the learner's results per
 opponent. Weights arrive through ``set_state`` (RLlib's ``sync_weights``); league members
 through ``set_league``. Equal seeds give equal samples.
+
+An *idle* runner (worker index ``>= idle_from``, from ``runners.idle``) runs under Linux
+``SCHED_IDLE`` for its life, with ``idle_tables`` tables: it samples only on CPU time the
+other runners and the learner leave (on 2 cores, the learner's waits for the main runner).
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Collection
 from typing import Any
 
@@ -43,6 +48,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED, WEIGHTS_SEQ_NO
 
 from agents.candidate_inputs import upgrade_weights
 from agents.candidate_net import CandidateNet, net_from_state, prepare_binary
+from experiments.common.priority import enter_idle_priority
 from experiments.selfplay.config import DEFAULTS, runner_config
 from experiments.selfplay.rllib.heads import HIDDEN_DIM, HeadsConfig, TrainingHeads, hidden_hands
 from experiments.selfplay.rllib.pruned_planning import AUDIT_EVERY, pruned_inputs
@@ -250,6 +256,15 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self.settings = check_runner_config(dict(self.config.env_config))
         torch.set_num_threads(1)
         self.worker_index = int(kwargs.get("worker_index") or 0)
+        idle_from = int(self.settings["idle_from"])
+        self.idle = bool(idle_from) and self.worker_index >= idle_from
+        # an idle runner's actor process does nothing but sample, so it stays at SCHED_IDLE
+        if self.idle and not enter_idle_priority():
+            warnings.warn(
+                f"env runner {self.worker_index}: this OS refused SCHED_IDLE; the idle runner "
+                "samples at normal priority, sharing the CPUs with the learner",
+                stacklevel=1,
+            )
         self.seed = int(self.settings["seed"])
         self.rng = np.random.default_rng([self.seed, self.worker_index, 1])
         self.model_config = dict(self.settings["model"])
@@ -400,7 +415,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
     def _ensure_env(self) -> None:
         if self.env is not None:
             return
-        b = int(self.settings["tables"])
+        b = int(self.settings["idle_tables" if self.idle else "tables"])
         self.env = VectorGuandanEnv(b, copy=False, **self.settings["game"])
         seed = int(np.random.SeedSequence([self.seed, self.worker_index, 2]).generate_state(1)[0])
         self._obs, self._mask, self._seat = self.env.reset(seed=seed)
@@ -587,6 +602,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             "audit_mass_outside": self._counters["audit_mass_outside"],
             "sample_s": self._counters["sample_s"],
             "sample_cpu_s": self._counters["sample_cpu_s"],
+            "idle": self.idle,
         }
         for kind, (games, total, wins) in self._vs.items():
             if kind != "self" and games:

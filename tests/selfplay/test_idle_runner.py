@@ -1,0 +1,81 @@
+"""Idle runners (``runners.idle``): extra env runners that sample only on CPU time nothing
+else wants (Linux ``SCHED_IDLE``), with their own table count; the learner never waits for
+them, and their samples and CPU time are reported apart from the main runner's.
+
+Runs that start Ray go through subprocesses with hard timeouts, so a Ray hang cannot stall CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from experiments.selfplay.config import load_config, runner_config
+from helpers.selfplay import run_python
+
+IDLE_SCRIPT = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from pathlib import Path
+    from experiments.selfplay import SelfPlayTrainer
+    from experiments.selfplay.config import load_config
+
+    run = Path(sys.argv[1])
+    over = ["runners.num=2", "runners.idle=1", "runners.tables=16", "runners.idle_tables=8",
+            "runners.steps_per_call=16", "ppo.minibatch_size=128", "warm_start.decisions=0",
+            "eval.every_s=0", "league.self_share=1.0", "league.snapshot_every=0"]
+    cfg = load_config("configs/smoke.yaml", over)
+    trainer = SelfPlayTrainer(cfg, run)
+    trainer.setup()
+    rows = []
+    deadline = time.monotonic() + 120
+    # until the idle runner has delivered twice (it samples on the learner's waits only)
+    while sum(r["idle_share"] > 0 for r in rows) < 2 and time.monotonic() < deadline:
+        rows.append(trainer.train_once())
+    group = trainer.algo.env_runner_group
+    runners = group.foreach_env_runner(
+        lambda r: {"index": r.worker_index, "idle": r.idle, "tables": r.env.num_tables,
+                   "policy": os.sched_getscheduler(0)},
+        local_env_runner=False)
+    trainer.algo.stop_sampling()
+    trainer.close()
+    print("RESULT " + json.dumps({"rows": rows, "runners": runners,
+                                  "sched_idle": getattr(os, "SCHED_IDLE", -1)}))
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux-only")
+def test_an_idle_runner_samples_under_sched_idle_beside_the_main_runner(tmp_path):
+    out = run_python(IDLE_SCRIPT, [str(tmp_path / "run")], 300)
+    res = json.loads(out.split("RESULT ", 1)[1].splitlines()[0])
+    runners = sorted(res["runners"], key=lambda r: r["index"])
+    main, idle = runners
+    # the main runner at normal priority with runners.tables, the idle one as configured
+    assert (main["idle"], main["tables"]) == (False, 16)
+    assert main["policy"] != res["sched_idle"]
+    assert (idle["idle"], idle["tables"], idle["policy"]) == (True, 8, res["sched_idle"])
+    rows = res["rows"]
+    # the learner got the idle runner's samples, reported apart from the main runner's
+    delivered = [r for r in rows if r["idle_share"] > 0]
+    assert len(delivered) >= 2, rows
+    assert all(0 < r["idle_share"] <= 1 and r["idle_runner_cpu_s"] > 0 for r in delivered)
+    # ... and never waited for them: most iterations go ahead on the main runner alone
+    assert any(r["idle_share"] == 0 for r in rows), rows
+    assert all(r["runner_sample_cpu_s"] >= 0 for r in rows)
+
+
+def test_idle_runners_are_checked_and_reach_the_runner_config():
+    for bad in (["runners.num=1", "runners.idle=1"], ["runners.num=2", "runners.idle=-1"]):
+        with pytest.raises(ValueError, match="runners.idle"):
+            load_config(None, bad)
+    with pytest.raises(ValueError, match="idle_tables"):
+        load_config(None, ["runners.num=2", "runners.idle=1", "runners.idle_tables=0"])
+    # worker indices of remote runners are 1..num: the last `idle` of them are idle
+    cfg = load_config(None, ["runners.num=3", "runners.idle=1", "runners.idle_tables=64"])
+    rc = runner_config(cfg)
+    assert (rc["idle_from"], rc["idle_tables"]) == (3, 64)
+    assert runner_config(load_config(None, []))["idle_from"] == 0  # none by default
