@@ -46,6 +46,11 @@ class RayConfig:
     )
     num_cpus: int = option(2, "CPUs of the local Ray instance (ignored with an address)")
     object_store_mb: int = option(512, "object store of the local Ray instance, MiB")
+    worker_niceness: int = option(
+        15,
+        "niceness of the local Ray instance's workers, the runners included (Ray's default, "
+        "15, lets the learner in the driver at 0 take CPU from them)",
+    )
 
 
 @dataclass
@@ -298,6 +303,11 @@ def validate(cfg: RunConfig) -> RunConfig:
         )
     if r.sample_ahead < 1:
         raise ValueError("runners.sample_ahead must be >= 1")
+    if not 0 <= cfg.ray.worker_niceness <= 19:
+        raise ValueError(
+            f"ray.worker_niceness must be in 0..19 (below 0 needs privileges), got "
+            f"{cfg.ray.worker_niceness}"
+        )
     if not 0 <= r.idle < max(r.num, 1) or r.idle_tables < 1:
         raise ValueError(
             f"runners.idle={r.idle} must be >= 0 and below runners.num={r.num} (at least one "

@@ -438,6 +438,14 @@ class SelfPlayTrainer:
             out[opp] = {k: v for k, v in stats.items() if k != "pair_gains"}
         return out
 
+    def cancel_eval(self) -> None:
+        """Stop an in-run evaluation still running (its worker is killed; nothing is logged)."""
+        import ray
+
+        if self.pending_eval is not None:
+            ray.cancel(self.pending_eval[0], force=True)
+            self.pending_eval = None
+
     def poll_eval(self, block: bool = False) -> dict[str, dict]:
         import ray
 
@@ -593,6 +601,7 @@ class SelfPlayTrainer:
             return summary
         pairs = c.eval.final_pairs
         if pairs > 0 and self.iteration > 0:
+            self.cancel_eval()  # the final evaluation supersedes it
             t = time.perf_counter()
             print(f"final evaluation: {pairs} duplicate pairs per opponent …", flush=True)
             final = self.final_eval(pairs)

@@ -233,6 +233,8 @@ def init_ray(rc: RayConfig) -> None:
     if rc.address:
         ray.init(address=rc.address, **kwargs)
     else:
+        # the raylet reads it when it starts the instance, and starts every worker with it
+        os.environ["RAY_worker_niceness"] = str(int(rc.worker_niceness))
         ray.init(
             address="local",  # a new instance, even if `ray start` ran on this machine
             num_cpus=rc.num_cpus,
