@@ -179,15 +179,16 @@ class SelfPlayTrainer:
         """Fail fast instead of hanging: RLlib waits forever for CPUs that don't exist."""
         import ray
 
-        runners = self.cfg.runners.num
+        r = self.cfg.runners
         learners = self.cfg.learners.num * self.cfg.learners.cpus_each
-        need = runners + learners
+        need = r.num + r.idle + learners
         have = ray.cluster_resources().get("CPU", 0)
         if need > have:
             raise ValueError(
-                f"runners.num={runners} and learners.num × cpus_each={learners:g} need "
-                f"{need:g} CPUs but the Ray cluster has {have:g}; lower them (or raise "
-                "ray.num_cpus) or connect to a bigger cluster"
+                f"runners.num={r.num}, runners.idle={r.idle} and learners.num × "
+                f"cpus_each={learners:g} need {need:g} CPUs but the Ray cluster has "
+                f"{have:g}; lower them (runners.idle=0 drops the idle runner), raise "
+                "ray.num_cpus or connect to a bigger cluster"
             )
 
     def _warm_start(self) -> None:
@@ -546,7 +547,8 @@ class SelfPlayTrainer:
         r = c.runners
         budget = c.stop.time_s
         print(
-            f"run {self.run_dir}: {r.num} runner(s) x {r.tables} tables, "
+            f"run {self.run_dir}: {r.num} runner(s) x {r.tables} tables"
+            f"{f' + {r.idle} idle x {r.idle_tables}' if r.idle and r.num else ''}, "
             f"{r.steps_per_call} steps/iteration, "
             f"model trunk {self.model_config['trunk']} cand {self.model_config['cand']}; "
             f"budget {fmt_time(budget) if budget else 'none'}",

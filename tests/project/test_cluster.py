@@ -166,7 +166,7 @@ SELFPLAY_SCRIPT = """
 import sys
 from experiments.selfplay import main
 runs, address = sys.argv[1], sys.argv[2]
-over = [f"runs_dir={runs}", f"cache_dir={runs}/cache", "runners.num=2",
+over = [f"runs_dir={runs}", f"cache_dir={runs}/cache", "runners.num=2", "runners.idle=0",
         "runners.tables=16", "stop.iterations=2", "warm_start.decisions=0",
         "eval.every_s=0", "eval.final_pairs=0"]
 assert main(["--config", "configs/smoke.yaml", "--address", address, *over]) == 0

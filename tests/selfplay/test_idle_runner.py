@@ -1,6 +1,7 @@
 """Idle runners (``runners.idle``): extra env runners that sample only on CPU time nothing
 else wants (Linux ``SCHED_IDLE``), with their own table count; the learner never waits for
-them, and their samples and CPU time are reported apart from the main runner's.
+them, and their samples and CPU time are reported apart from the main runner's. And
+``ray.worker_niceness``, the niceness the local Ray instance starts its workers with.
 
 Runs that start Ray go through subprocesses with hard timeouts, so a Ray hang cannot stall CI.
 """
@@ -24,9 +25,10 @@ IDLE_SCRIPT = textwrap.dedent(
     from experiments.selfplay.config import load_config
 
     run = Path(sys.argv[1])
-    over = ["runners.num=2", "runners.idle=1", "runners.tables=16", "runners.idle_tables=8",
+    over = ["runners.num=1", "runners.idle=1", "runners.tables=16", "runners.idle_tables=8",
             "runners.steps_per_call=16", "ppo.minibatch_size=128", "warm_start.decisions=0",
-            "eval.every_s=0", "league.self_share=1.0", "league.snapshot_every=0"]
+            "eval.every_s=0", "league.self_share=1.0", "league.snapshot_every=0",
+            "ray.worker_niceness=0"]  # the default, as the test asserts below
     cfg = load_config("configs/smoke.yaml", over)
     trainer = SelfPlayTrainer(cfg, run)
     trainer.setup()
@@ -38,7 +40,7 @@ IDLE_SCRIPT = textwrap.dedent(
     group = trainer.algo.env_runner_group
     runners = group.foreach_env_runner(
         lambda r: {"index": r.worker_index, "idle": r.idle, "tables": r.env.num_tables,
-                   "policy": os.sched_getscheduler(0)},
+                   "policy": os.sched_getscheduler(0), "nice": os.nice(0)},
         local_env_runner=False)
     trainer.algo.stop_sampling()
     trainer.close()
@@ -57,6 +59,7 @@ def test_an_idle_runner_samples_under_sched_idle_beside_the_main_runner(tmp_path
     # the main runner at normal priority with runners.tables, the idle one as configured
     assert (main["idle"], main["tables"]) == (False, 16)
     assert main["policy"] != res["sched_idle"]
+    assert main["nice"] == 0  # ray.worker_niceness reached the workers (Ray's own: 15)
     assert (idle["idle"], idle["tables"], idle["policy"]) == (True, 8, res["sched_idle"])
     rows = res["rows"]
     # the learner got the idle runner's samples, reported apart from the main runner's
@@ -68,14 +71,18 @@ def test_an_idle_runner_samples_under_sched_idle_beside_the_main_runner(tmp_path
     assert all(r["runner_sample_cpu_s"] >= 0 for r in rows)
 
 
-def test_idle_runners_are_checked_and_reach_the_runner_config():
-    for bad in (["runners.num=1", "runners.idle=1"], ["runners.num=2", "runners.idle=-1"]):
-        with pytest.raises(ValueError, match="runners.idle"):
-            load_config(None, bad)
+def test_idle_runners_and_worker_niceness_are_checked():
+    with pytest.raises(ValueError, match="runners.idle"):
+        load_config(None, ["runners.idle=-1"])
+    with pytest.raises(ValueError, match="runners.idle=1 needs runners.num >= 1"):
+        load_config(None, ["runners.num=0"])  # the default's idle runner needs a main one
     with pytest.raises(ValueError, match="idle_tables"):
-        load_config(None, ["runners.num=2", "runners.idle=1", "runners.idle_tables=0"])
-    # worker indices of remote runners are 1..num: the last `idle` of them are idle
+        load_config(None, ["runners.idle_tables=0"])
+    # remote runners' worker indices are 1..num+idle: the idle ones come after runners.num
     cfg = load_config(None, ["runners.num=3", "runners.idle=1", "runners.idle_tables=64"])
     rc = runner_config(cfg)
-    assert (rc["idle_from"], rc["idle_tables"]) == (3, 64)
-    assert runner_config(load_config(None, []))["idle_from"] == 0  # none by default
+    assert (rc["idle_from"], rc["idle_tables"]) == (4, 64)
+    assert runner_config(load_config(None, ["runners.idle=0"]))["idle_from"] == 0
+    for bad in ("-1", "20"):
+        with pytest.raises(ValueError, match="ray.worker_niceness"):
+            load_config(None, [f"ray.worker_niceness={bad}"])

@@ -169,7 +169,8 @@ LEARNERS_SCRIPT = textwrap.dedent(
     from experiments.selfplay.config import load_config
 
     run = Path(sys.argv[1])
-    over = ["learners.num=2", "runners.num=1", "ray.num_cpus=3", "warm_start.decisions=0",
+    over = ["learners.num=2", "runners.num=1", "runners.idle=0", "ray.num_cpus=3",
+            "warm_start.decisions=0",
             "runners.tables=16", "runners.steps_per_call=16", "ppo.minibatch_size=128",
             "eval.every_s=0", "league.self_share=1.0", "league.snapshot_every=0"]
     cfg = load_config("configs/smoke.yaml", over)
@@ -257,6 +258,7 @@ def test_a_run_joins_an_existing_ray_cluster_with_two_runners(tmp_path):
             from experiments.selfplay import main
             runs, address = sys.argv[1], sys.argv[2]
             over = [f"runs_dir={runs}", f"cache_dir={runs}/cache", "runners.num=2",
+                    "runners.idle=0",
                     "runners.tables=16", "stop.iterations=2", "warm_start.decisions=0",
                     "eval.every_s=0", "eval.final_pairs=0"]
             assert main(["--config", "configs/smoke.yaml", "--address", address, *over]) == 0

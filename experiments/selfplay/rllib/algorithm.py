@@ -255,7 +255,7 @@ def build_algo_config(cfg: RunConfig):
     from guandan_env.encoding.observation import OBS_DIM
 
     r, p = cfg.runners, cfg.ppo
-    num = r.num
+    num = r.num + r.idle  # the idle runners have the highest worker indices
     obs_space = gym.spaces.Box(0.0, 1.0, (OBS_DIM,), np.float32)
     config = (
         PPOConfig(algo_class=GuandanPPO)
@@ -296,7 +296,7 @@ def build_algo_config(cfg: RunConfig):
             lr=p.lr.to_plain(),
             gamma=p.gamma,
             lambda_=p.lambda_,
-            train_batch_size_per_learner=r.steps_per_call * r.tables * max(num, 1),
+            train_batch_size_per_learner=r.steps_per_call * r.tables * max(r.num, 1),
             minibatch_size=p.minibatch_size,
             num_epochs=math.ceil(p.num_epochs),
             clip_param=p.clip_param,
