@@ -2,7 +2,7 @@
 
     python -m experiments.selfplay [--config configs/default.yaml] [key=value ...]
     python -m experiments.selfplay --resume runs/default [stop.time_s=3600 ...]
-    python -m experiments.selfplay --address auto runners.num=16     # a Ray cluster
+    python -m experiments.selfplay --address auto runners.num=16 runners.idle=0  # a Ray cluster
 
 One run, all inside ``stop.time_s`` (the warm start counts):
 
