@@ -82,8 +82,8 @@ class Runners:
     idle: int = option(
         1,
         "more runners beside runners.num, each sampling only on CPU time nothing else wants "
-        "(Linux SCHED_IDLE): the learner's waits for samples (+9-13% samples/s on 2 cores); "
-        "each takes a Ray CPU slot, so on a cluster set 0 or leave a CPU for it",
+        "(Linux SCHED_IDLE): on 2 cores, the learner's waits for samples; each takes a Ray "
+        "CPU slot, so on a cluster set 0 or leave a CPU for it",
     )
     idle_tables: int = option(
         256,

@@ -146,8 +146,8 @@ class GuandanPPO(PPO):
         return [r.get() for r in res]
 
     def _collect_samples(self) -> tuple[list[dict[str, np.ndarray]], list[dict[str, Any]]]:
-        """At least one finished ``sample()`` per remote runner (more if ready), and the
-        metrics attached to them (errors re-raised)."""
+        """As many finished ``sample()`` calls as there are main runners, from any runner
+        (more if ready), and the metrics attached to them (errors re-raised)."""
         group = self.env_runner_group
         # as many as the runners at normal priority, from any runner: idle runners
         # (runners.idle, the highest worker indices) add their samples when they have some
