@@ -34,14 +34,13 @@ def idle_priority() -> Iterator[bool]:
     may not leave ``SCHED_IDLE`` (Linux, ``RLIMIT_NICE`` 0), so run the block in a process of
     its own (the trainer's evaluation task has ``max_calls=1``). A no-op where the OS has
     no ``SCHED_IDLE`` or refuses the change."""
-    if not hasattr(os, "SCHED_IDLE"):
-        yield False
-        return
     try:
         before = os.sched_getscheduler(0)
         params = os.sched_getparam(0)
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    except OSError:
+    except (AttributeError, OSError):
+        yield False
+        return
+    if not enter_idle_priority():
         yield False
         return
     try:
