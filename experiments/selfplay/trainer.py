@@ -27,6 +27,7 @@ from experiments.selfplay.log import (
     progress_line,
 )
 from experiments.selfplay.rllib.algorithm import build_algo_config, init_ray
+from experiments.selfplay.throughput import fmt_throughput, read_progress, throughput
 
 BC_ANCHOR = "bc"
 
@@ -596,7 +597,9 @@ class SelfPlayTrainer:
                 self.env_steps / max(self.elapsed - self.warm_start_s, 1e-9), 1
             ),
             "checkpoint": str(self.ckpt_root / f"iter_{self.iteration:06d}"),
+            "throughput": throughput(read_progress(self.run_dir)),
         }
+        print(fmt_throughput(summary["throughput"]), flush=True)
         if reason == "interrupted":
             self._write_summary(summary)
             print(f"resume with: python -m experiments.selfplay --resume {self.run_dir}")

@@ -128,6 +128,10 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     assert summary["env_steps"] == state["env_steps"] and summary["train_seconds"] > 0
     assert set(summary["final_eval"]) == {"random", "heuristic"}
     assert all(e["pairs"] == 2 for e in summary["final_eval"].values())
+    from experiments.selfplay.throughput import fmt_throughput, read_progress, throughput
+
+    assert summary["throughput"] == throughput(read_progress(run))  # the whole run's rows
+    assert fmt_throughput(summary["throughput"]) in out, out[-3000:]
     assert "final evaluation: 2/2 chunks" in out, out[-3000:]  # one task per opponent
     progress = (run / "progress.csv").read_text().splitlines()[1:]
     assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3, 4]
