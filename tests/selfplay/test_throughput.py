@@ -57,6 +57,8 @@ def test_medians_skip_iterations_with_an_evaluation_and_ceilings_are_ratios_of_t
     assert t["median_learner_samples_per_s"] == 1000
     assert t["median_game_decisions_per_s"] == round(1000 / 0.75)
     assert t["median_forced_share"] == 0.25
+    assert t["all_median_learner_samples_per_s"] == 1000  # [1000, 1000, 1000, 10]
+    assert t["all_median_game_decisions_per_s"] == round(1000 / 0.75)
     assert t["runner_ceiling_samples_per_s"] == round(2000 / 1.6)  # main samples / its wall
     assert t["learner_ceiling_samples_per_s"] == round(2500 / 1.25)  # all samples / learn_s
     assert t["median_runner_cpu_s_per_iteration"] == 0.8  # over the main runner's rows
