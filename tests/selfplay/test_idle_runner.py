@@ -34,8 +34,13 @@ IDLE_SCRIPT = textwrap.dedent(
     trainer.setup()
     rows = []
     deadline = time.monotonic() + 120
-    # until the idle runner has delivered twice (it samples on the learner's waits only)
-    while sum(r["idle_share"] > 0 for r in rows) < 2 and time.monotonic() < deadline:
+    # until the idle runner has delivered twice (it samples on the learner's waits only) and
+    # the main runner alone at least once (at start, with the learner not yet busy, the idle
+    # runner's first batches can come first)
+    def enough():
+        return sum(r["idle_share"] > 0 for r in rows) >= 2 and any(
+            r["idle_share"] == 0 for r in rows)
+    while not enough() and time.monotonic() < deadline:
         rows.append(trainer.train_once())
     group = trainer.algo.env_runner_group
     runners = group.foreach_env_runner(
