@@ -70,7 +70,7 @@ def throughput(rows: list[dict[str, float | None]]) -> dict[str, Any]:
     runner_wall = sum(r["runner_sample_s"] for r, _ in main)
     return {
         "iterations": len(clean),
-        "iterations_with_eval": len(rows) - len(clean),
+        "iterations_with_eval": sum(1 for r in rows if r.get("eval_running")),
         "median_learner_samples_per_s": round(median(r["env_steps_per_s"] for r, _ in clean)),
         "median_game_decisions_per_s": round(median(r["game_steps_per_s"] for r, _ in clean)),
         "median_forced_share": round(median(forced), 4) if forced else None,
