@@ -1,0 +1,1 @@
+"""Distilling decision-time search into the policy (issue 24): labels, fine-tuning."""
