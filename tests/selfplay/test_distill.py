@@ -99,11 +99,25 @@ def test_finetune_moves_the_policy_toward_the_search_and_leaves_the_value(
     move = int(lab["cand"][i, 1])
     assert after[move] > before[move] + 0.2
     torch.testing.assert_close(net.value_head.weight, base.value_head.weight)
+    if target == "choice":  # one-hot: the override is now the top move, +2 levels by the search
+        held = ft.held_out(net, base, lab, idx, params)
+        assert held["follows_override"] == 1.0 and held["search_gain_per_searched"] == 2.0
     assert report["train"] == lab["action"].size
     path = tmp_path / "policy.pt"
     ft.save_policy(path, net, config, meta={"report": report})
     agent = load_checkpoint_agent(path)  # plays as a checkpoint agent
     assert agent.net.features == net.features
+
+
+def test_the_held_out_report_of_the_unchanged_policy(deal_labels):
+    base, _ = ft.load_base("pretrained:default")
+    idx = np.arange(deal_labels["action"].size)
+    held = ft.held_out(base, base, deal_labels, idx, ft.FinetuneParams(target="choice"))
+    # the labels' first tried move is this policy's top move: nothing changes, nothing gained
+    assert held["keeps_policy_elsewhere"] == 1.0
+    assert held["follows_override"] == 0.0 or np.isnan(held["follows_override"])  # none made
+    assert held["search_gain_per_searched"] == 0.0 and held["top_untried"] == 0.0
+    assert held["kl_other"] == 0.0
 
 
 def test_finetune_rejects_bad_parameters_and_bases():

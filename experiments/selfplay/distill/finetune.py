@@ -13,8 +13,11 @@ anchor: the network should not move where the search said nothing). The loss is 
 cross-entropy to ``q``, averaged over decisions, with the searched ones weighted
 ``searched_weight``. The value head is not trained. ``p`` is the starting network's, frozen.
 
-Held-out deals (``holdout``) report the KL to ``q`` and how often the network's top move is
-the search's best move where that beats the policy's top move by the search agent's margin.
+Held-out deals (``holdout``) report the KL to ``q``, how often the network's top move is the
+search's best move where that beats the policy's top move by the search agent's margin, and
+the search's own estimate of what the network's top move gains over the policy's, per
+searched decision (an offline proxy of the improvement; the moves the search did not try
+count 0 and their share is reported).
 
 CLI: ``python -m experiments.selfplay.distill.finetune pretrained:default runs/labels_default
 --out runs/distilled/policy.pt``, then ``checkpoint:runs/distilled/policy.pt`` plays it.
@@ -139,7 +142,13 @@ def held_out(net, base, labels, idx, params: FinetuneParams) -> dict[str, float]
     )
     follows_search = top == cand[np.arange(idx.size), best]
     keeps_policy = top == cand[:, 0]
+    # the search's own estimate of what the network's top move gains over the policy's
+    tried = (cand == top[:, None]) & (cand >= 0)
+    gain_of_top = np.where(tried, gain - gain[:, :1], 0.0).sum(1)
+    known = searched & tried.any(1)
     return {
+        "search_gain_per_searched": float(gain_of_top[known].sum() / max(int(searched.sum()), 1)),
+        "top_untried": float((searched & ~tried.any(1)).sum() / max(int(searched.sum()), 1)),
         "kl_searched": float(kl[searched].mean()) if searched.any() else float("nan"),
         "kl_other": float(kl[~searched].mean()) if (~searched).any() else float("nan"),
         "overrides": int(override.sum()),
