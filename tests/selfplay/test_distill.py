@@ -59,6 +59,16 @@ def test_labels_save_and_load_through_shards(tmp_path, deal_labels):
         lb.load_labels(tmp_path / "nothing")
 
 
+def test_labels_made_elsewhere_are_checked_before_use(tmp_path, deal_labels):
+    bad = dict(deal_labels, gain=deal_labels["gain"][:, :2])
+    lb.save_labels(tmp_path / "bad.npz", bad)
+    with pytest.raises(ValueError, match="gain is float32"):
+        lb.load_labels(tmp_path / "bad.npz")
+    lb.save_labels(tmp_path / "short.npz", {"action": deal_labels["action"]})
+    with pytest.raises(ValueError, match="not distillation labels"):
+        lb.load_labels(tmp_path / "short.npz")
+
+
 def test_advantages_are_gains_over_the_policy_top_move():
     labels = {
         "cand": np.array([[5, 7, 9], [4, -1, -1]], dtype=np.int16),

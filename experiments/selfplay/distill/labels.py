@@ -41,7 +41,7 @@ import numpy as np
 from agents.registry import make_agent
 from agents.search_agent import SearchAgent
 from experiments.evaluation.duplicate import derive_seed
-from guandan_env.encoding.packing import pack_masks, pack_obs
+from guandan_env.encoding.packing import MASK_BYTES, OBS_BYTES, pack_masks, pack_obs
 from guandan_env.envs.aec import AGENTS, raw_env
 
 GAME: dict[str, Any] = dict(
@@ -106,8 +106,7 @@ def play_deal(env: raw_env, agents: list[SearchAgent], deal: int, seed: int) -> 
 
 
 def empty_labels(k: int) -> dict[str, np.ndarray]:
-    from guandan_env.encoding.packing import MASK_BYTES, OBS_BYTES
-
+    """Zero-length arrays of every field, ``k`` moves tried per search."""
     return {
         "obs_bits": np.zeros((0, OBS_BYTES), np.uint8),
         "obs_scalar": np.zeros(0, np.float32),
@@ -143,8 +142,26 @@ def load_labels(path: str | Path) -> dict[str, np.ndarray]:
     parts = []
     for f in files:
         with np.load(f, allow_pickle=False) as z:
-            parts.append({k: z[k] for k in z.files})
+            parts.append(check_labels({k: z[k] for k in z.files}, f))
     return concat(parts)
+
+
+def check_labels(labels: dict[str, np.ndarray], where: object) -> dict[str, np.ndarray]:
+    """``labels`` if they have the module's arrays with matching shapes; else a
+    ``ValueError`` naming the file and the problem (a file made elsewhere is untrusted)."""
+    expected = empty_labels(labels["cand"].shape[1] if "cand" in labels else 0)
+    missing = sorted(set(expected) - set(labels))
+    if missing:
+        raise ValueError(f"{where}: not distillation labels, no {missing}")
+    n = labels["action"].shape[0]
+    for key, empty in expected.items():
+        a = labels[key]
+        if a.dtype != empty.dtype or a.shape[1:] != empty.shape[1:] or a.shape[0] != n:
+            raise ValueError(
+                f"{where}: {key} is {a.dtype} {a.shape}, expected {empty.dtype} "
+                f"({n}, {', '.join(map(str, empty.shape[1:]))})"
+            )
+    return labels
 
 
 def run_worker(
