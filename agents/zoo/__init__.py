@@ -72,11 +72,16 @@ def default_opponent() -> str:
     return f"pretrained:{best}" if best else "heuristic"
 
 
+def load_model_weights(name: str) -> tuple[dict, dict]:
+    """``(state dict as float32 arrays, header)`` of a shipped model (name or alias)."""
+    return load_weights(MODELS_DIR / f"{resolve(name)}.npz")
+
+
 @lru_cache(maxsize=8)
 def _net(name: str):
     from agents.zoo.numpy_net import NumpyCandidateNet
 
-    state, header = load_weights(MODELS_DIR / f"{name}.npz")
+    state, header = load_model_weights(name)
     return NumpyCandidateNet(state, header["model_config"])
 
 

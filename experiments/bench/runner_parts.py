@@ -75,13 +75,12 @@ def _runner(model: str, overrides: list[str]):
     """A runner of the default config (with ``overrides``) playing shipped model ``model``."""
     import torch
 
-    from agents.zoo import MODELS_DIR, resolve
-    from agents.zoo.store import load_weights
+    from agents.zoo import load_model_weights
     from experiments.bench.selfplay import make_runner
     from experiments.selfplay.config import load_config
 
     cfg = load_config(None, overrides)
-    state, _ = load_weights(MODELS_DIR / f"{resolve(model)}.npz")
+    state, _ = load_model_weights(model)
     weights = {k: torch.from_numpy(np.asarray(v)) for k, v in state.items()}
     return make_runner(cfg, weights), cfg.runners.steps_per_call
 

@@ -41,10 +41,9 @@ def _decisions(model: str, n: int) -> list[dict]:
 def _torch_twin(model: str) -> str:
     """A policy.pt with the model's (float16-rounded) weights."""
     from agents.policy_file import save_policy
-    from agents.zoo import MODELS_DIR, resolve
-    from agents.zoo.store import load_weights
+    from agents.zoo import load_model_weights
 
-    state, header = load_weights(MODELS_DIR / f"{resolve(model)}.npz")
+    state, header = load_model_weights(model)
     return str(save_policy(Path(tempfile.mkdtemp()), state, header["model_config"]))
 
 

@@ -36,7 +36,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.candidate_net import CandidateNet, net_from_state, prepare_packed, segment_log_softmax
+from agents.candidate_net import (
+    CandidateNet,
+    net_from_state,
+    prepare_packed,
+    segment_argmax,
+    segment_log_softmax,
+)
 from agents.checkpoint import load_policy_net
 from agents.policy_file import save_policy
 from experiments.selfplay.distill.labels import load_labels
@@ -70,10 +76,9 @@ def load_base(spec: str) -> tuple[CandidateNet, dict]:
     """The torch network and model config of ``pretrained:NAME`` or ``checkpoint:PATH``."""
     kind, _, arg = spec.partition(":")
     if kind == "pretrained":
-        from agents.zoo import MODELS_DIR, resolve
-        from agents.zoo.store import load_weights
+        from agents.zoo import load_model_weights
 
-        state, header = load_weights(MODELS_DIR / f"{resolve(arg)}.npz")
+        state, header = load_model_weights(arg)
         return net_from_state(state, header["model_config"]), header["model_config"]
     if kind == "checkpoint":
         net, _ = load_policy_net(arg)
@@ -114,12 +119,7 @@ def batch_terms(net, base, labels, idx, params: FinetuneParams):
     searched = torch.from_numpy(labels["searched"][idx])
     w = torch.where(searched, params.searched_weight, 1.0)
     loss = (w * ce).sum() / w.sum()
-    best = torch.full((d.n,), -torch.inf).scatter_reduce(
-        0, d.rows, logits.detach(), reduce="amax", include_self=True
-    )
-    top = torch.zeros(d.n, dtype=torch.int64).index_put_(
-        (d.rows[logits.detach() >= best[d.rows]],), d.ids[logits.detach() >= best[d.rows]]
-    )
+    top = d.ids[segment_argmax(logits.detach(), d.rows, d.n)]
     return loss, kl, searched, top
 
 
