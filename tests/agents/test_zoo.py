@@ -56,8 +56,10 @@ def _kinds(mask: np.ndarray) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("name", model_names())
 def test_the_numpy_twin_equals_the_torch_network_on_real_decisions(name):
-    """Probabilities within 1e-5 (float32 summation order) on ~7,000 decisions with a choice,
-    every kind present; values too; greedy choices identical."""
+    """Probabilities within 1e-4 on ~7,000 decisions with a choice, every kind present; values
+    too; greedy choices identical. The gap is float32 summation order: a logit moves by ~1e-6
+    of its size, so a sharper policy's larger logits move a probability by up to ~3e-5
+    (`long-v4`: 2.9e-5; the earlier models stayed under 1e-5)."""
     state, header = load_weights(MODELS_DIR / f"{name}.npz")
     twin, torch_net = load_net(name), net_from_state(state, header["model_config"])
     seen = dict.fromkeys(("return", "leading", "following", "two wildcards"), 0)
@@ -80,7 +82,7 @@ def test_the_numpy_twin_equals_the_torch_network_on_real_decisions(name):
         a_twin = twin.act_batch(d, None, greedy=True)[0]
         a_torch = torch_net.act_batch(Decisions.from_arrays(d), None, greedy=True)[0]
         np.testing.assert_array_equal(a_twin, a_torch)
-    assert worst <= 1e-5, worst
+    assert worst <= 1e-4, worst
     assert sum(seen.values()) > 5000 and min(seen.values()) >= 20, seen
 
 
