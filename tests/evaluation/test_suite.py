@@ -204,3 +204,52 @@ def test_a_suite_refuses_pretrained_weights_it_was_not_frozen_with(tmp_path):
     changed = dataclasses.replace(suite, weights={**suite.weights, spec: "0" * 64})
     with pytest.raises(ValueError, match="not those guandan-eval-v4 was frozen with"):
         play_entrant("random", changed, 1, workers=1, root=tmp_path, progress=False)
+
+
+def test_card_writes_a_shipped_entrants_rating_into_its_card(tmp_path, monkeypatch):
+    """``--card``: a model shipped after a suite was frozen gets that suite's table and
+    rating in its card; refused, before any game, for anything that isn't a shipped model
+    rated over the suite's full pairs against its reference."""
+    import shutil
+
+    import experiments.evaluation.suite.run as suite_run
+    from agents import zoo
+    from experiments.evaluation.suite import leaderboard
+
+    monkeypatch.setattr(suite_run, "REFERENCE_DIR", tmp_path / "reference")
+    models = tmp_path / "models"
+    models.mkdir()
+    for f in zoo.MODELS_DIR.glob("default-v1.*"):
+        shutil.copy(f, models / f.name)
+    monkeypatch.setattr(zoo, "MODELS_DIR", models)
+    suite = Suite(name="t-card", opponents=("random", "heuristic"), pairs=2)
+    kw = {"workers": 1, "root": tmp_path, "progress": False}
+    with pytest.raises(ValueError, match="no frozen reference"):
+        evaluate(["pretrained:default-v1"], suite, update_cards=True, **kw)
+    leaderboard(suite, doc=None, update_cards=False, **kw)
+    for specs, pairs, match in (
+        (["heuristic"], 2, "shipped models by exact name"),
+        (["pretrained:default"], 2, "shipped models by exact name"),  # an alias: ambiguous later
+        (["pretrained:default-v1"], 1, "needs the suite's 2 pairs"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            evaluate(specs, suite, pairs=pairs, update_cards=True, **kw)
+    assert not entrant_dir(suite, "pretrained:default-v1", tmp_path).exists()  # nothing played
+
+    before = json.loads((models / "default-v1.json").read_text())
+    report = evaluate(["pretrained:default-v1"], suite, update_cards=True, **kw)
+    card = json.loads((models / "default-v1.json").read_text())
+    strength = card["strength"]
+    (entrant,) = report["entrants"]
+    assert strength["suite"] == "t-card" and strength["rating"] == entrant["rating"]["rating"]
+    assert strength["opponents"] == entrant["table"] and set(strength["opponents"]) == {
+        "random",
+        "heuristic",
+    }
+    assert strength["command"].endswith("pretrained:default-v1 --suite t-card --card")
+    assert (
+        strength["citation"] == entrant["citation"] and "NOT COMPARABLE" not in strength["citation"]
+    )
+    assert {k: v for k, v in card.items() if k != "strength"} == {
+        k: v for k, v in before.items() if k != "strength"
+    }

@@ -40,10 +40,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="--leaderboard: replace a frozen reference whose games differ (unpublished suites)",
     )
+    p.add_argument(
+        "--card",
+        action="store_true",
+        help="write each entrant's table and rating into its model card (shipped models by "
+        "exact name, the suite's full pairs): rates a model shipped after the suite was frozen",
+    )
     p.add_argument("--no-progress", action="store_true")
     args = p.parse_args(argv)
     if not args.agents and not args.leaderboard:
         p.error("name agent specs to evaluate, or --leaderboard")
+    if args.card and args.leaderboard:
+        p.error("--card is for entrants (--leaderboard updates the opponents' cards itself)")
     try:
         if args.leaderboard:
             report = leaderboard(
@@ -65,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.out,
                 args.root,
                 not args.no_progress,
+                update_cards=args.card,
             )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -37,15 +37,23 @@ def evaluate(
     out: str | Path | None = None,
     root: str | Path = RESULTS_ROOT,
     progress: bool = True,
+    update_cards: bool = False,
 ) -> dict[str, Any]:
     """Play every entrant against the suite's opponents (resuming what is played) and write
     ``report.json``, ``report.md`` and ``report.png`` to ``out`` (default
-    ``results/eval/<suite>/<entrants>``). Returns the report."""
+    ``results/eval/<suite>/<entrants>``). Returns the report.
+
+    ``update_cards``: each entrant is a shipped model (``pretrained:NAME``); its table and
+    rating go into its model card, as a leaderboard's do for the suite's opponents. So a
+    model shipped after a suite was frozen is rated on that suite's scale without a new
+    version. Only full pairs against the frozen reference, checked before any game."""
     suite = suite if isinstance(suite, Suite) else get_suite(suite)
     if not specs:
         raise ValueError("name at least one agent spec to evaluate")
     pairs = check_pairs(suite, pairs)
     reference = load_reference(suite)
+    if update_cards:
+        _check_card_request(suite, specs, pairs, reference is not None)
     root = Path(root)
     t0 = time.perf_counter()
     played, scores = {}, {}
@@ -77,6 +85,13 @@ def evaluate(
     }
     out = Path(out) if out else root / suite.name / "-".join(slug(s) for s in specs)[:120]
     write_report(report, out)
+    if update_cards:
+        for e in entrants:
+            name = e["spec"].split(":", 1)[1]
+            command = (
+                f"python -m experiments.evaluate pretrained:{name} --suite {suite.name} --card"
+            )
+            _update_cards(suite, [e], command)
     report["out"] = str(out)
     return report
 
@@ -196,15 +211,35 @@ def _as_reference(suite: Suite, summary: dict[str, Any], root: Path) -> dict[str
     return {"matchups": rows}
 
 
-def _update_cards(suite: Suite, entrants: list[dict[str, Any]]) -> None:
-    """Each shipped model's card gets its row of the leaderboard."""
-    from agents.zoo import MODELS_DIR
+def _check_card_request(suite: Suite, specs: list[str], pairs: int, reference: bool) -> None:
+    """``ValueError`` unless the entrants' cards can take what this evaluation measures."""
+    from agents.zoo import model_names
+
+    if not SOURCE_CHECKOUT:
+        raise ValueError("--card rewrites the shipped cards: run it in a source checkout")
+    if not reference:
+        raise ValueError(f"--card: {suite.name} has no frozen reference to rate against")
+    if pairs != suite.pairs:
+        raise ValueError(f"--card needs the suite's {suite.pairs} pairs (got --pairs {pairs})")
+    for spec in specs:
+        kind, _, name = spec.partition(":")
+        if kind != "pretrained" or name not in model_names():
+            raise ValueError(
+                f"--card takes shipped models by exact name (pretrained:NAME of "
+                f"{', '.join(model_names())}), got {spec!r}"
+            )
+
+
+def _update_cards(suite: Suite, entrants: list[dict[str, Any]], command: str | None = None) -> None:
+    """Each shipped model's card gets its row of the leaderboard (or, with ``command``, of
+    an entrant's evaluation: how to reproduce it)."""
+    from agents import zoo
     from agents.zoo.store import load_card, save_card
 
     for e in entrants:
         if not e["spec"].startswith("pretrained:"):
             continue
-        path = MODELS_DIR / f"{e['spec'].split(':', 1)[1]}.json"
+        path = zoo.MODELS_DIR / f"{e['spec'].split(':', 1)[1]}.json"
         card = load_card(path)
         rating = e["rating"] or {}
         card["strength"] = {
@@ -213,6 +248,7 @@ def _update_cards(suite: Suite, entrants: list[dict[str, Any]]) -> None:
             "rating_ci": rating.get("rating_ci"),
             "opponents": e["table"],
             "citation": e["citation"],
-            "command": f"python -m experiments.evaluate --leaderboard --suite {suite.name}",
+            "command": command
+            or f"python -m experiments.evaluate --leaderboard --suite {suite.name}",
         }
         save_card(path, card)
