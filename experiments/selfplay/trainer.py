@@ -9,6 +9,8 @@ import json
 import logging
 import os
 import shutil
+import signal
+import threading
 import time
 import warnings
 from contextlib import nullcontext
@@ -82,6 +84,24 @@ def _play_pairs_task(
 FINAL_EVAL_CHUNK = 50  # pairs per task of the final evaluation
 
 
+def stop_like_ctrl_c() -> dict[int, Any]:
+    """``kill`` (SIGTERM: a job scheduler's notice, ``timeout``) stops a run as Ctrl-C does,
+    with a checkpoint to resume from; so does ``kill -INT`` on a run started in the
+    background (``cmd &``), where the shell leaves SIGINT ignored and Python with it.
+    Installed after ``ray.init``: Ray's driver handler for SIGTERM logs and aborts. Returns
+    the handlers it replaced (none off the main thread, where signals can't be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    replaced = {signal.SIGTERM: signal.signal(signal.SIGTERM, interrupt)}
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        replaced[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    return replaced
+
+
 class SelfPlayTrainer:
     """One run: warm start, PPO iterations, league, background evaluation, checkpoints."""
 
@@ -102,6 +122,7 @@ class SelfPlayTrainer:
         self.algo = None
         self.log = None
         self.model_config = cfg.model
+        self._replaced_handlers: dict[int, Any] = {}  # signal handlers to put back on close
 
     # ------------------------------------------------------------------ setup
     def setup(self) -> None:
@@ -110,6 +131,7 @@ class SelfPlayTrainer:
         torch.set_num_threads(self.cfg.torch_threads)
         self._session_start = time.perf_counter()
         init_ray(self.cfg.ray)
+        self._replaced_handlers = stop_like_ctrl_c()  # after ray.init (see there)
         self._check_resources()
         from experiments.selfplay.log import RunLogger
 
@@ -631,6 +653,10 @@ class SelfPlayTrainer:
         tmp.replace(self.run_dir / "summary.json")
 
     def close(self) -> None:
+        for signum, handler in self._replaced_handlers.items():
+            if handler is not None:  # None: installed outside Python (Ray's), not restorable
+                signal.signal(signum, handler)
+        self._replaced_handlers = {}
         if self.log is not None:
             self.log.close()
         if self.algo is not None:

@@ -291,7 +291,19 @@ def test_a_run_joins_an_existing_ray_cluster_with_two_runners(tmp_path):
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
-def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell leaves a job started with &
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [
+        "ctrl-c",  # what a terminal's Ctrl-C sends: SIGINT to the whole group
+        "kill",  # SIGTERM to the driver alone: `kill PID`, a job scheduler, `timeout`
+        "kill -INT in the background",  # SIGINT to a driver whose shell ignored it
+    ],
+)
+def test_ctrl_c_or_kill_saves_a_checkpoint_and_exits_cleanly(tmp_path, stop):
     runs = tmp_path / "runs"
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     cmd = [
@@ -314,6 +326,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=_ignore_sigint if stop == "kill -INT in the background" else None,
     )
     lines = []
     deadline = time.time() + 150
@@ -325,12 +338,15 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
     else:
         os.killpg(proc.pid, signal.SIGKILL)
         pytest.fail("no second iteration:\n" + "".join(lines[-50:]))
-    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+    if stop == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        proc.send_signal(signal.SIGTERM if stop == "kill" else signal.SIGINT)
     try:
         rest, _ = proc.communicate(timeout=90)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail("Ctrl-C did not stop the run")
+        pytest.fail(f"{stop} did not stop the run")
     out = "".join(lines) + rest
     assert proc.returncode == 0, out[-3000:]
     assert "Traceback" not in out, out[-3000:]
