@@ -231,6 +231,7 @@ def test_card_writes_a_shipped_entrants_rating_into_its_card(tmp_path, monkeypat
         (["heuristic"], 2, "shipped models by exact name"),
         (["pretrained:default"], 2, "shipped models by exact name"),  # an alias: ambiguous later
         (["pretrained:default-v1"], 1, "needs the suite's 2 pairs"),
+        (["pretrained:default-v1", "random"], 2, "shipped models by exact name"),
     ):
         with pytest.raises(ValueError, match=match):
             evaluate(specs, suite, pairs=pairs, update_cards=True, **kw)
@@ -253,3 +254,6 @@ def test_card_writes_a_shipped_entrants_rating_into_its_card(tmp_path, monkeypat
     assert {k: v for k, v in card.items() if k != "strength"} == {
         k: v for k, v in before.items() if k != "strength"
     }
+    opponent = Suite(name="t-card2", opponents=("heuristic", "pretrained:default-v1"), pairs=2)
+    with pytest.raises(ValueError, match="is an opponent of t-card2: its card takes the"):
+        evaluate(["pretrained:default-v1"], opponent, update_cards=True, **kw)

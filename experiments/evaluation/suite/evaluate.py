@@ -217,10 +217,6 @@ def _check_card_request(suite: Suite, specs: list[str], pairs: int, reference: b
 
     if not SOURCE_CHECKOUT:
         raise ValueError("--card rewrites the shipped cards: run it in a source checkout")
-    if not reference:
-        raise ValueError(f"--card: {suite.name} has no frozen reference to rate against")
-    if pairs != suite.pairs:
-        raise ValueError(f"--card needs the suite's {suite.pairs} pairs (got --pairs {pairs})")
     for spec in specs:
         kind, _, name = spec.partition(":")
         if kind != "pretrained" or name not in model_names():
@@ -228,6 +224,15 @@ def _check_card_request(suite: Suite, specs: list[str], pairs: int, reference: b
                 f"--card takes shipped models by exact name (pretrained:NAME of "
                 f"{', '.join(model_names())}), got {spec!r}"
             )
+        if spec in suite.opponents:
+            raise ValueError(
+                f"{spec} is an opponent of {suite.name}: its card takes the leaderboard's row "
+                "(--leaderboard)"
+            )
+    if not reference:
+        raise ValueError(f"--card: {suite.name} has no frozen reference to rate against")
+    if pairs != suite.pairs:
+        raise ValueError(f"--card needs the suite's {suite.pairs} pairs (got --pairs {pairs})")
 
 
 def _update_cards(suite: Suite, entrants: list[dict[str, Any]], command: str | None = None) -> None:
