@@ -120,7 +120,7 @@ def test_every_shipped_model_loads_plays_and_has_a_complete_card(name):
 
 
 def test_names_aliases_and_errors():
-    assert resolve("default") == "default-v2"
+    assert resolve("default") == "default-v2" and resolve("long") == "long-v4"
     assert strongest() in model_names() and [c["name"] for c in cards()][0] == strongest()
     with pytest.raises(ValueError, match="no pretrained model 'nope'; shipped: .*default-v1"):
         make_agent("pretrained:nope")
