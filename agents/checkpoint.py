@@ -17,6 +17,8 @@ only, so a file made by someone else cannot run code (``docs/security.md``). ``l
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +55,18 @@ def load_league(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     if not isinstance(saved, dict) or not all(isinstance(s, dict) for s in saved.values()):
         raise ValueError(f"{path} is not a league file (name -> state dict)")
     return {n: {k: np.asarray(v) for k, v in s.items()} for n, s in saved.items()}
+
+
+def mark_complete(ckpt: str | Path, state: dict) -> None:
+    """Write a checkpoint's ``trainer_state.json`` last and atomically.
+
+    A process killed mid-write (a session's end, the OOM killer) leaves at most a temporary
+    file, never a truncated state beside a complete name, so ``latest_checkpoint`` skips it.
+    """
+    target = Path(ckpt, STATE_FILE)
+    tmp = target.with_name(STATE_FILE + ".tmp")
+    tmp.write_text(json.dumps(state, indent=2) + "\n")
+    os.replace(tmp, target)
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:

@@ -321,7 +321,7 @@ class SelfPlayTrainer:
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self) -> Path:
-        from agents.checkpoint import LEAGUE_FILE, save_league
+        from agents.checkpoint import LEAGUE_FILE, mark_complete, save_league
         from agents.policy_file import save_policy
 
         path = self.ckpt_root / f"iter_{self.iteration:06d}"
@@ -341,8 +341,7 @@ class SelfPlayTrainer:
             "league": [n for n, _ in self.league],
             "bc": self.bc_state is not None,
         }
-        # written last: its presence marks a complete checkpoint
-        (path / "trainer_state.json").write_text(json.dumps(state, indent=2) + "\n")
+        mark_complete(path, state)  # last: its presence marks a complete checkpoint
         self.last_checkpoint_iter = self.iteration
         keep = self.cfg.checkpoint.keep
         if keep > 0:

@@ -3,6 +3,7 @@ errors, and loading without running code."""
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import numpy as np
@@ -73,3 +74,20 @@ def test_league_files_are_plain_tensors_and_load_without_running_code(tmp_path):
     with pytest.raises(pickle.UnpicklingError):
         load_league(ckpt / "league.pt")
     assert not marker.exists(), "the payload ran"
+
+
+def test_a_checkpoint_killed_while_marked_complete_is_skipped_on_resume(tmp_path):
+    from agents.checkpoint import STATE_FILE, latest_checkpoint, mark_complete
+
+    ckpts = tmp_path / "checkpoints"
+    done, killed = ckpts / "iter_000050", ckpts / "iter_000100"
+    done.mkdir(parents=True)
+    killed.mkdir()
+    mark_complete(done, {"iteration": 50})
+    assert json.loads((done / STATE_FILE).read_text()) == {"iteration": 50}
+    assert [p.name for p in done.iterdir()] == [STATE_FILE]  # no temporary file left
+    # killed between writing the state and renaming it: only the temporary file is there
+    (killed / f"{STATE_FILE}.tmp").write_text('{"itera')
+    assert latest_checkpoint(tmp_path) == done
+    mark_complete(killed, {"iteration": 100})
+    assert latest_checkpoint(tmp_path) == killed
