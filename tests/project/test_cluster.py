@@ -26,10 +26,22 @@ from helpers import REPO
 NODES = {"head": "node_a", "worker": "node_b"}  # role -> custom resource (1 unit each)
 
 
+_PORTS_GIVEN: set[int] = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now and not handed out before by this module.
+
+    The OS may give a just-closed port out again, and two Ray components on one port stop
+    `ray start` ("metrics_export is trying to use a port number ... used by other components").
+    """
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _PORTS_GIVEN:
+            _PORTS_GIVEN.add(port)
+            return port
 
 
 def _env() -> dict[str, str]:
