@@ -17,13 +17,12 @@ only, so a file made by someone else cannot run code (``docs/security.md``). ``l
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from agents.atomic_file import write_json_atomic
 from agents.candidate_agent import CandidateAgent
 from agents.candidate_net import CandidateNet
 from agents.policy_file import WEIGHTS as WEIGHTS  # the weights a spec may name (registry)
@@ -63,10 +62,7 @@ def mark_complete(ckpt: str | Path, state: dict) -> None:
     A process killed mid-write (a session's end, the OOM killer) leaves at most a temporary
     file, never a truncated state beside a complete name, so ``latest_checkpoint`` skips it.
     """
-    target = Path(ckpt, STATE_FILE)
-    tmp = target.with_name(STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n")
-    os.replace(tmp, target)
+    write_json_atomic(Path(ckpt, STATE_FILE), state)
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:

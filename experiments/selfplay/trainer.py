@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED
 
+from agents.atomic_file import write_json_atomic
 from experiments.selfplay.config import RunConfig, lr_time_scale
 from experiments.selfplay.log import (
     fmt_count,
@@ -188,9 +189,7 @@ class SelfPlayTrainer:
             "nodes": sorted({r["node_id"] for r in runners}),
         }
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.run_dir / "runners.json.tmp"
-        tmp.write_text(json.dumps(record, indent=2) + "\n")
-        tmp.replace(self.run_dir / "runners.json")
+        write_json_atomic(self.run_dir / "runners.json", record)
         short = ", ".join(f"{r['worker_index']}@{r['node_id'][:8]}" for r in runners)
         print(f"runners on {len(record['nodes'])} node(s): {short}", flush=True)
 
@@ -647,9 +646,7 @@ class SelfPlayTrainer:
         return summary
 
     def _write_summary(self, summary: dict) -> None:
-        tmp = self.run_dir / "summary.json.tmp"
-        tmp.write_text(json.dumps(summary, indent=2) + "\n")
-        tmp.replace(self.run_dir / "summary.json")
+        write_json_atomic(self.run_dir / "summary.json", summary)
 
     def close(self) -> None:
         for signum, handler in self._replaced_handlers.items():

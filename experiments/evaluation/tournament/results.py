@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agents.atomic_file import write_json_atomic
+
 # what fixes the games of a run ("matchups" only in runs restricted to some matchups)
 RUN_KEYS = ("agents", "seed", "mode", "config", "options", "matchups")
 
@@ -90,6 +92,4 @@ def _check_run(out: Path, run: dict) -> None:
                 f"{out} holds a run with different {', '.join(diff)} ({path}); use a new --out "
                 "directory (or delete it) to start a different tournament"
             )
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_json_atomic(path, run)
