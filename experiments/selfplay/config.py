@@ -217,6 +217,12 @@ class Eval:
         "background evaluations run on idle CPU only (SCHED_IDLE on Linux), not slowing the "
         "runner; they wait where no CPU is ever idle",
     )
+    overdue_holds_idle: bool = option(
+        False,
+        "an evaluation still running when the next is due pauses the idle runners "
+        "(runners.idle) until it ends: both live on idle CPU, and where the learner binds "
+        "they shared it so evenly that evaluations fell far behind their schedule",
+    )
 
 
 @dataclass

@@ -50,6 +50,7 @@ METRICS = (
     Metric("sample_wait_s", "perf/sample_wait_s"),
     Metric("learn_s", "perf/learn_s"),
     Metric("eval_running"),
+    Metric("idle_held"),  # the idle runners paused for an overdue evaluation
     Metric("load1"),
     Metric("runner_sample_s", "perf/runner_sample_s"),
     Metric("runner_sample_cpu_s", "perf/runner_sample_cpu_s"),

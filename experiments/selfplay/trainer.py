@@ -495,6 +495,13 @@ class SelfPlayTrainer:
             return "env_steps"
         return None
 
+    def eval_overdue(self) -> bool:
+        """An in-run evaluation is still running when the next one is due."""
+        every = self.cfg.eval.every_s
+        if self.pending_eval is None or not every:
+            return False
+        return self.now() - self.pending_eval[3] >= every
+
     def train_once(self) -> dict[str, Any]:
         if self.cfg.ppo.lr_decay_from is not None:
             scale = lr_time_scale(self.now(), self.cfg)
@@ -532,6 +539,7 @@ class SelfPlayTrainer:
             "league_size": len(self.league_members()),
             "sample_wait_s": info.get("sample_wait_s"),
             "eval_running": int(self.pending_eval is not None),  # it shares the CPUs
+            "idle_held": int(self.algo.hold_idle_runners),  # (eval.overdue_holds_idle)
             "learn_s": info.get("learn_s"),
             # runner time inside sample(), summed over the runners at normal priority: wall
             # and CPU (the CPU time per iteration tells a slow machine from a fast one)
@@ -587,6 +595,7 @@ class SelfPlayTrainer:
                 if c.checkpoint.every and it % c.checkpoint.every == 0:
                     self.save_checkpoint()
                 evals = self.poll_eval()
+                self.algo.hold_idle_runners = c.eval.overdue_holds_idle and self.eval_overdue()
                 every = c.eval.every_s
                 if every and self.pending_eval is None and self.now() - last_eval_t >= every:
                     ref = self.start_eval(c.eval.pairs)

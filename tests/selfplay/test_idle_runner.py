@@ -42,6 +42,20 @@ IDLE_SCRIPT = textwrap.dedent(
             r["idle_share"] == 0 for r in rows)
     while not enough() and time.monotonic() < deadline:
         rows.append(trainer.train_once())
+    # held (an overdue evaluation, eval.overdue_holds_idle): the idle runner gets no new
+    # requests, so once its queued ones are in it delivers nothing more
+    algo = trainer.algo
+    idle_id = max(algo._queued)
+    algo.hold_idle_runners = True
+    while algo._queued[idle_id] and time.monotonic() < deadline:
+        trainer.train_once()
+    held = [trainer.train_once() for _ in range(6)]
+    held_queue = algo._queued[idle_id]
+    # released: it samples again
+    algo.hold_idle_runners = False
+    released = []
+    while not any(r["idle_share"] > 0 for r in released) and time.monotonic() < deadline:
+        released.append(trainer.train_once())
     group = trainer.algo.env_runner_group
     runners = group.foreach_env_runner(
         lambda r: {"index": r.worker_index, "idle": r.idle, "tables": r.env.num_tables,
@@ -49,7 +63,8 @@ IDLE_SCRIPT = textwrap.dedent(
         local_env_runner=False)
     trainer.algo.stop_sampling()
     trainer.close()
-    print("RESULT " + json.dumps({"rows": rows, "runners": runners,
+    print("RESULT " + json.dumps({"rows": rows, "runners": runners, "held": held,
+                                  "held_queue": held_queue, "released": released,
                                   "sched_idle": getattr(os, "SCHED_IDLE", -1)}))
     """
 )
@@ -74,6 +89,11 @@ def test_an_idle_runner_samples_under_sched_idle_beside_the_main_runner(tmp_path
     # ... and never waited for them: most iterations go ahead on the main runner alone
     assert any(r["idle_share"] == 0 for r in rows), rows
     assert all(r["runner_sample_cpu_s"] >= 0 for r in rows)
+    # held, the idle runner had nothing queued and delivered nothing; released, it did again
+    assert res["held_queue"] == 0
+    assert all(r["idle_held"] == 1 and r["idle_share"] == 0 for r in res["held"]), res["held"]
+    assert res["released"][-1]["idle_share"] > 0, res["released"]
+    assert all(r["idle_held"] == 0 for r in res["released"])
 
 
 def test_idle_runners_and_worker_niceness_are_checked():
@@ -91,3 +111,19 @@ def test_idle_runners_and_worker_niceness_are_checked():
     for bad in ("-1", "20"):
         with pytest.raises(ValueError, match="ray.worker_niceness"):
             load_config(None, [f"ray.worker_niceness={bad}"])
+
+
+def test_an_evaluation_is_overdue_once_the_next_one_is_due(tmp_path):
+    from experiments.selfplay import SelfPlayTrainer
+
+    trainer = SelfPlayTrainer(load_config(None, ["eval.every_s=300"]), tmp_path / "run")
+    trainer._session_start, trainer.elapsed = 0.0, 0.0
+    clock = {"now": 1000.0}
+    trainer.now = lambda: clock["now"]
+    assert not trainer.eval_overdue()  # none running
+    trainer.pending_eval = (None, 10, 5000, 900.0)  # started at 900 s
+    assert not trainer.eval_overdue()  # 100 s in: on schedule
+    clock["now"] = 1200.0
+    assert trainer.eval_overdue()  # 300 s in: the next one is due
+    trainer.cfg.eval.every_s = 0.0  # no schedule, never overdue
+    assert not trainer.eval_overdue()

@@ -47,6 +47,9 @@ class GuandanPPO(PPO):
     last_info: dict[str, Any] = {}
     samples_lifetime: int = 0  # learner samples so far (the trainer sets it on resume)
     _queued: dict[int, int] | None = None  # runner id -> sample() requests not collected
+    # while set, no new sample() requests go to the idle runners (the trainer sets it while
+    # an in-run evaluation is overdue, so the two stop sharing the leftover CPU)
+    hold_idle_runners: bool = False
 
     def training_step(self) -> None:
         group = self.env_runner_group
@@ -114,8 +117,10 @@ class GuandanPPO(PPO):
         ahead = int(self.config.max_requests_in_flight_per_env_runner)
         if self._queued is None:
             self._queued = dict.fromkeys(group.healthy_worker_ids(), 0)
+        idle_from = int(self.config.env_config.get("idle_from") or 0)
+        held = idle_from if self.hold_idle_runners and idle_from else None
         for _ in range(ahead):
-            room = [i for i, q in self._queued.items() if q < ahead]
+            room = [i for i, q in self._queued.items() if q < ahead and (held is None or i < held)]
             if not room:
                 return
             # each returns its batch with the runner's metrics attached: a separate
