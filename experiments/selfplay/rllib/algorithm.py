@@ -111,13 +111,18 @@ class GuandanPPO(PPO):
             self._shuffle_rng = np.random.default_rng([int(self.config.seed or 0), 3])
         return self._shuffle_rng
 
+    @property
+    def _idle_from(self) -> int:
+        """The first idle runner's worker index (``runners.idle``), 0 without idle runners."""
+        return int(self.config.env_config.get("idle_from") or 0)
+
     def _fill_queue(self) -> None:
         group = self.env_runner_group
         # sample() requests kept queued per remote runner (selfplay's runners.sample_ahead)
         ahead = int(self.config.max_requests_in_flight_per_env_runner)
         if self._queued is None:
             self._queued = dict.fromkeys(group.healthy_worker_ids(), 0)
-        idle_from = int(self.config.env_config.get("idle_from") or 0)
+        idle_from = self._idle_from
         held = idle_from if self.hold_idle_runners and idle_from else None
         for _ in range(ahead):
             room = [i for i, q in self._queued.items() if q < ahead and (held is None or i < held)]
@@ -156,7 +161,7 @@ class GuandanPPO(PPO):
         group = self.env_runner_group
         # as many as the runners at normal priority, from any runner: idle runners
         # (runners.idle, the highest worker indices) add their samples when they have some
-        idle_from = int(self.config.env_config.get("idle_from") or 0)
+        idle_from = self._idle_from
         want = idle_from - 1 if idle_from else group.num_remote_env_runners()
         deadline = time.monotonic() + float(self.config.sample_timeout_s)
         samples: list[dict[str, np.ndarray]] = []
