@@ -94,14 +94,9 @@ def learner_ceiling(cfg: RunConfig, sample: dict, repeats: int = 3) -> dict:
     """Learner samples per CPU-second: inputs from the shipped sample, PPO-style update."""
     import torch
 
-    from agents.candidate_net import (
-        CandidateNet,
-        segment_entropy,
-        segment_log_softmax,
-        taken_index,
-    )
+    from agents.candidate_net import CandidateNet
     from experiments.selfplay.rllib.env_runner import minibatches
-    from experiments.selfplay.rllib.learner import batch_decisions
+    from experiments.selfplay.rllib.learner import batch_decisions, ppo_terms
 
     torch.set_num_threads(1)
     net = CandidateNet(cfg.model)
@@ -114,13 +109,8 @@ def learner_ceiling(cfg: RunConfig, sample: dict, repeats: int = 3) -> dict:
         for mb in minibatches(sample, size, np.random.default_rng(rep)):
             d = batch_decisions(mb, net.features)
             logits, values = net(d)
-            logp = segment_log_softmax(logits, d.rows, d.n)
-            taken = logp[taken_index(d.rows, d.ids, torch.from_numpy(mb["actions"]))]
-            adv = torch.from_numpy(mb["advantages"])
-            ratio = torch.exp(taken - torch.from_numpy(mb["logp"]))
-            loss = -(torch.min(ratio * adv, ratio.clamp(0.8, 1.2) * adv)).mean()
-            loss = loss + 0.5 * ((values - torch.from_numpy(mb["value_targets"])) ** 2).mean()
-            loss = loss - 0.003 * segment_entropy(logp, d.rows, d.n).mean()
+            t = ppo_terms(logits, values, d.rows, d.ids, mb, cfg.ppo.clip_param)
+            loss = t.policy_loss + cfg.ppo.vf_loss_coeff * t.vf_loss - 0.003 * t.entropy
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,41 @@ def batch_decisions(batch: dict, features: list[str]) -> Decisions:
     return prepare_packed(
         _np(batch["obs_bits"]), _np(batch["obs_scalar"]), _np(batch["mask_bits"]), features, shipped
     )
+
+
+@dataclass
+class PPOTerms:
+    """The loss terms of a minibatch (``ppo_terms``) and what the metrics reuse."""
+
+    policy_loss: torch.Tensor  # the clipped surrogate, negated (minimised)
+    vf_loss: torch.Tensor  # half the mean squared error of the values against their targets
+    entropy: torch.Tensor  # mean over decisions of the entropy over their candidates
+    logp_all: torch.Tensor  # (M,) log-probability of every candidate
+    logp: torch.Tensor  # (N,) of the actions taken
+    ratio: torch.Tensor  # (N,) new over acting probability of the actions taken
+
+
+def ppo_terms(
+    logits: torch.Tensor,
+    values: torch.Tensor,
+    rows: torch.Tensor,
+    ids: torch.Tensor,
+    batch: dict,
+    clip: float,
+) -> PPOTerms:
+    """The clipped PPO surrogate (advantages normalised per minibatch), the value loss and
+    the entropy over ragged candidates: what ``CandidatePPOLearner`` weighs into its loss
+    (and ``experiments.bench.loss_gradients`` takes apart)."""
+    n = values.shape[0]
+    logp_all = segment_log_softmax(logits, rows, n)
+    logp = logp_all[taken_index(rows, ids, _tensor(batch["actions"]).long())]
+    adv = _tensor(batch["advantages"]).float()
+    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+    ratio = torch.exp(logp - _tensor(batch["logp"]).float())
+    surrogate = torch.min(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv)
+    vf_loss = 0.5 * ((values - _tensor(batch["value_targets"]).float()) ** 2).mean()
+    entropy = segment_entropy(logp_all, rows, n).mean()
+    return PPOTerms(-surrogate.mean(), vf_loss, entropy, logp_all, logp, ratio)
 
 
 class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
@@ -172,20 +208,12 @@ class CandidatePPOLearner(TorchLearner):
                 self.get_optimizer(module_id, name).step()
 
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out) -> torch.Tensor:
-        logits, values = fwd_out["logits"], fwd_out["values"]
-        rows, ids = fwd_out["rows"], fwd_out["ids"]
+        values, rows = fwd_out["values"], fwd_out["rows"]
         n = values.shape[0]
-        logp_all = segment_log_softmax(logits, rows, n)
-        actions = batch["actions"].long()
-        logp = logp_all[taken_index(rows, ids, actions)]
-        adv = batch["advantages"].float()
-        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-        ratio = torch.exp(logp - batch["logp"].float())
         clip = float(config.clip_param)
-        surrogate = torch.min(ratio * adv, torch.clamp(ratio, 1 - clip, 1 + clip) * adv)
-        policy_loss = -surrogate.mean()
-        vf_loss = 0.5 * ((values - batch["value_targets"].float()) ** 2).mean()
-        entropy = segment_entropy(logp_all, rows, n).mean()
+        t = ppo_terms(fwd_out["logits"], values, rows, fwd_out["ids"], batch, clip)
+        logp_all, logp, ratio = t.logp_all, t.logp, t.ratio
+        policy_loss, vf_loss, entropy = t.policy_loss, t.vf_loss, t.entropy
         total = (
             policy_loss
             + float(config.vf_loss_coeff) * vf_loss
