@@ -11,16 +11,15 @@ left after plays) against an exact lowest-card-first search over the action tabl
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import subprocess
 import sys
 import time
-from pathlib import Path
 from statistics import median
 
 import numpy as np
 
+from experiments.bench import write_json
 from guandan_env.core import actions as T
 from guandan_env.encoding import hand_plan as hp
 
@@ -186,9 +185,7 @@ def main() -> None:
         "import_ms": imp,
         "table_bytes": mem,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2))
-    print(f"wrote {args.out}")
+    write_json(out, args.out)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,11 @@ samples of a run) is left out; the entropy coefficient is the schedule's first v
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from statistics import median
 
 import numpy as np
+
+from experiments.bench import write_json
 
 TRUNK_PREFIXES = ("obs_embed.", "dense_in.", "trunk.")  # what the policy and the value share
 TERMS = ("policy", "value", "entropy", "total")
@@ -121,9 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"grad_clip {out['grad_clip']}: cuts {100 * out['share_clipped']:.0f}% of minibatches"
         )
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_json(out, args.out)
     return 0
 
 

@@ -15,14 +15,14 @@ a wrapped function costs ~1 µs a call, far below the parts' milliseconds.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from collections import Counter
-from pathlib import Path
 from statistics import median
 from typing import Any
 
 import numpy as np
+
+from experiments.bench import write_json
 
 # (module, attribute, label): the parts timed, outermost first
 PARTS = (
@@ -138,9 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"runner, {args.model} weights: {out['decisions_per_cpu_s']:,} decisions per CPU-s")
     for label, ms in out["ms_per_step"].items():
         print(f"  {label:18s} {ms:7.2f} ms per step  {100 * out['share_of_step'][label]:5.1f}%")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    write_json(out, args.out)
     return 0
 
 

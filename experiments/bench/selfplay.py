@@ -17,7 +17,6 @@ smaller of the runner's rate (times the learner's share of decisions) and the le
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 import time
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from experiments.bench import write_json
 
 if TYPE_CHECKING:
     from experiments.selfplay.config import RunConfig
@@ -109,8 +110,8 @@ def learner_ceiling(cfg: RunConfig, sample: dict, repeats: int = 3) -> dict:
         for mb in minibatches(sample, size, np.random.default_rng(rep)):
             d = batch_decisions(mb, net.features)
             logits, values = net(d)
-            t = ppo_terms(logits, values, d.rows, d.ids, mb, cfg.ppo.clip_param)
-            loss = t.policy_loss + cfg.ppo.vf_loss_coeff * t.vf_loss - 0.003 * t.entropy
+            terms = ppo_terms(logits, values, d.rows, d.ids, mb, cfg.ppo.clip_param)
+            loss = terms.policy_loss + cfg.ppo.vf_loss_coeff * terms.vf_loss - 0.003 * terms.entropy
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -230,9 +231,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{lt['samples_per_cpu_s']['median']:,.0f} samples per CPU-second"
                 )
     if args.no_loop:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-        print(f"wrote {args.out}")
+        write_json(out, args.out)
         return 0
     out["loop"] = training_loop(args.seconds, args.skip, args.overrides)
     lp = out["loop"]["samples_per_s"]
@@ -242,9 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         f"overall {out['loop']['samples_per_s_overall']:,.0f}/s"
     )
     path = Path(args.out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(out, path)
     return 0
 
 
