@@ -65,10 +65,15 @@ def mark_complete(ckpt: str | Path, state: dict) -> None:
     write_json_atomic(Path(ckpt, STATE_FILE), state)
 
 
+def complete_checkpoints(run_dir: str | Path) -> list[Path]:
+    """A run's complete ``checkpoints/iter_*`` directories, oldest first (by iteration)."""
+    ckpts = sorted(Path(run_dir, "checkpoints").glob("iter_*"))
+    return [c for c in ckpts if c.is_dir() and (c / STATE_FILE).exists()]
+
+
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
     """Newest complete ``checkpoints/iter_*`` directory of a run (by iteration), or None."""
-    ckpts = sorted(Path(run_dir, "checkpoints").glob("iter_*"))
-    ckpts = [c for c in ckpts if c.is_dir() and (c / STATE_FILE).exists()]
+    ckpts = complete_checkpoints(run_dir)
     return ckpts[-1] if ckpts else None
 
 
