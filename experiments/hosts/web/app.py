@@ -82,7 +82,10 @@ class Hub:
         self.viewers: dict[str, set[Viewer]] = {}
         self.tasks: dict[str, asyncio.Task] = {}
         self.settings: dict[str, dict] = {}  # per table: speed, paused (watch tables)
-        self.replay_slots = asyncio.Semaphore(2)  # replays built at once (off the event loop)
+        # replays built at once (off the event loop, in a thread): one, since a second
+        # CPU-bound builder thread starves the loop of the GIL (requests beside two builds
+        # waited 0.3-1.1 s, beside one they stay well under 0.3 s; tests/hosts/test_web_server.py)
+        self.replay_slots = asyncio.Semaphore(1)
         self.advisers: dict[str, dict[str, Any]] = {}  # per table: hint agents by spec
         self.locks: dict[str, asyncio.Lock] = {}  # per table: one agent decision at a time
 
@@ -289,7 +292,7 @@ def create_app(
                 data = parse_json(await request.body())  # capped by the guard
             else:
                 data = parse_json(_replay_path(request.query_params.get("name", "")).read_bytes())
-            async with hub.replay_slots:  # built off the event loop, two at a time
+            async with hub.replay_slots:  # built off the event loop, one at a time
                 frames = await run_in_threadpool(replay_frames, data)
         except (ValueError, KeyError, TypeError, RecursionError) as e:
             return JSONResponse({"error": f"cannot read the replay: {e}"}, status_code=400)
