@@ -364,9 +364,11 @@ def test_replay_uploads_are_capped_compact_and_off_the_event_loop(live):
     assert done["status"] == 200 and done["size"] < 80 * len(raw)  # was ~290x
     # a blocked loop would hold every request for the whole build (~2 s before); under a
     # loaded machine single waits vary, so the median is the measure, the max a loose bound;
-    # six uploads (built one at a time) give it enough requests to be a median
+    # six uploads (built one at a time) give it enough requests to be a median; the builder
+    # thread still shares the GIL, so beside other tests on 2 cores the median reached 0.33 s
+    # in CI (0.3 s failed there): 0.6 s, under a blocked loop's whole-build waits
     assert len(waits) >= 5, waits
-    assert waits and sorted(waits)[len(waits) // 2] < 0.3 and max(waits) < 1.5, waits
+    assert sorted(waits)[len(waits) // 2] < 0.6 and max(waits) < 1.5, waits
 
 
 def test_nested_json_is_a_400_and_an_error_message(live):
