@@ -96,7 +96,11 @@ def test_a_playout_with_a_horizon_is_scored_by_the_value_head_of_the_seat_to_act
 def test_playouts_batch_worlds_and_candidates():
     net = spread_net(3)
     env = raw_env(**CFG)
-    obs, _, _, _, info = _mid_deal(env, CandidateAgent(net), 4, 30)
+    agent = CandidateAgent(net)
+    obs, _, _, _, info = _mid_deal(env, agent, 4, 30)
+    while obs["action_mask"].sum() < 3:  # a decision with three candidates to play out
+        env.step(agent.act(obs, info))
+        obs, _, _, _, info = env.last()
     g = env.game
     ids, probs = NetPolicy(net).candidates(obs["observation"], obs["action_mask"].astype(bool))
     assert np.all(np.diff(probs) <= 0) and abs(probs.sum() - 1) < 1e-5
