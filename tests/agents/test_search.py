@@ -98,9 +98,12 @@ def test_playouts_batch_worlds_and_candidates():
     env = raw_env(**CFG)
     agent = CandidateAgent(net)
     obs, _, _, _, info = _mid_deal(env, agent, 4, 30)
-    while obs["action_mask"].sum() < 3:  # a decision with three candidates to play out
+    for _ in range(40):  # on to a decision with three candidates to play out
+        if obs["action_mask"].sum() >= 3:
+            break
         env.step(agent.act(obs, info))
         obs, _, _, _, info = env.last()
+    assert obs["action_mask"].sum() >= 3
     g = env.game
     ids, probs = NetPolicy(net).candidates(obs["observation"], obs["action_mask"].astype(bool))
     assert np.all(np.diff(probs) <= 0) and abs(probs.sum() - 1) < 1e-5
