@@ -13,6 +13,12 @@ the search agent are measured (issues 24 and 25)::
 
 Each side is a ``results.jsonl`` (or the folder holding it) and the agent spec whose games
 are read; the opponent must be the same spec on both sides (inferred when there is one).
+
+An arm may hold several runs (``--x-also``/``--y-also``, e.g. training seeds): they pool as
+their per-pair mean, and the pooled interval resamples pairs only. With ``--by-seed`` (the
+i-th run of each arm shares a training seed), each seed's runs are also compared on their
+own, and the per-seed differences give an interval with the seeds as the unit (Student t):
+wider, since it also holds the run-to-run spread of training.
 """
 
 from __future__ import annotations
@@ -151,6 +157,41 @@ def format_comparison(name_x: str, name_y: str, opponent: str, c: dict) -> str:
     return "\n".join(lines)
 
 
+# two-sided 95% quantiles of Student's t by degrees of freedom (1..30); normal beyond
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+
+
+def t_quantile_975(df: int) -> float:
+    """Student's t two-sided 95% quantile (1.96 beyond 30 degrees of freedom)."""
+    if df < 1:
+        raise ValueError(f"a t interval needs at least one degree of freedom, got {df}")
+    return _T975[df - 1] if df <= len(_T975) else 1.96
+
+
+def over_seeds(per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-seed comparisons (``compare`` of the i-th run of each arm) summarised with the
+    seeds as the unit: the mean of their differences and its 95% t interval."""
+    if len(per_seed) < 2:
+        raise ValueError("an interval over seeds needs at least two seeds per arm")
+    out: dict[str, Any] = {"seeds": len(per_seed)}
+    for key in ("gain_per_deal_diff", "dup_win_rate_diff"):
+        d = np.array([c[key]["mean"] for c in per_seed], dtype=np.float64)
+        half = t_quantile_975(d.size - 1) * float(d.std(ddof=1)) / np.sqrt(d.size)
+        m = float(d.mean())
+        out[key] = {"mean": round(m, 4), "ci": [round(m - half, 4), round(m + half, 4)]}
+    return out
+
+
+def format_over_seeds(s: dict[str, Any]) -> str:
+    return (
+        f"  over the {s['seeds']} seeds (the i-th run of each arm; seeds as the unit, t interval):"
+        f" level gain per deal {_fmt(s['gain_per_deal_diff'])}; duplicate win rate "
+        f"{_fmt(s['dup_win_rate_diff'], True, True)}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m experiments.evaluation.paired",
@@ -171,6 +212,13 @@ def main(argv: list[str] | None = None) -> int:
             help=f"another run of the {'first' if side == 'x' else 'second'} arm (e.g. a "
             "second training seed), pooled with it: per pair, the mean over the arm's runs",
         )
+    ap.add_argument(
+        "--by-seed",
+        action="store_true",
+        help="the i-th run of each arm shares a training seed: compare each seed's runs too, "
+        "and give an interval with the seeds as the unit (needs as many runs in each arm, "
+        "at least two)",
+    )
     ap.add_argument("--opponent", help="the common opponent's spec (default: the only one)")
     ap.add_argument("--json", type=Path, help="also write the comparison here")
     args = ap.parse_args(argv)
@@ -178,6 +226,11 @@ def main(argv: list[str] | None = None) -> int:
         "x": [(args.results_x, args.agent_x), *map(tuple, args.x_also)],
         "y": [(args.results_y, args.agent_y), *map(tuple, args.y_also)],
     }
+    if args.by_seed and not len(arms["x"]) == len(arms["y"]) >= 2:
+        ap.error(
+            f"--by-seed needs as many runs in each arm, at least two (got {len(arms['x'])} "
+            f"and {len(arms['y'])}; add them with --x-also and --y-also, in seed order)"
+        )
     try:
         rows = {k: [read_results(results_file(r)) for r, _ in runs] for k, runs in arms.items()}
         opp = args.opponent
@@ -194,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"name the common opponent with --opponent (candidates: {sorted(both)})"
                 )
             opp = both.pop()
-        sides = {}
+        sides, found_by_arm = {}, {}
         for k, runs in arms.items():
             found = []
             for rs, (_, agent) in zip(rows[k], runs, strict=True):
@@ -204,16 +257,33 @@ def main(argv: list[str] | None = None) -> int:
                         f"no finished pair of {agent!r} against {opp!r} in its results"
                     )
                 found.append(outcomes)
+            found_by_arm[k] = found
             sides[k] = pool(found) if len(found) > 1 else found[0]
             dropped = len(set().union(*found)) - len(sides[k])
             if dropped:
                 print(f"note: {dropped} pairs left out, not played by every run of one arm")
         c = compare(sides["x"], sides["y"])
+        if args.by_seed:
+            per_seed = [
+                compare(fx, fy) for fx, fy in zip(found_by_arm["x"], found_by_arm["y"], strict=True)
+            ]
+            c["per_seed"] = per_seed
+            c["over_seeds"] = over_seeds(per_seed)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     name_x, name_y = (" + ".join(a for _, a in arms[k]) for k in ("x", "y"))
     print(format_comparison(name_x, name_y, opp, c))
+    if args.by_seed:
+        for i, (cs, (_, ax), (_, ay)) in enumerate(
+            zip(c["per_seed"], arms["x"], arms["y"], strict=True), 1
+        ):
+            print(
+                f"  seed pair {i} ({ax} minus {ay}, {cs['pairs']} pairs): level gain per deal "
+                f"{_fmt(cs['gain_per_deal_diff'])}; duplicate win rate "
+                f"{_fmt(cs['dup_win_rate_diff'], True, True)}"
+            )
+        print(format_over_seeds(c["over_seeds"]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         payload = {

@@ -108,3 +108,44 @@ def test_two_runs_of_an_arm_pool_as_their_per_pair_mean(two_runs, tmp_path, caps
     saved = json.loads(out.read_text())
     assert saved["x_runs"] == [[str(x), "random"], [str(y), "heuristic:follow_threshold=0.5"]]
     assert saved["gain_per_deal_diff"] == paired.compare(pooled, b)["gain_per_deal_diff"]
+
+
+def test_by_seed_compares_each_seeds_runs_and_gives_an_interval_over_seeds(
+    two_runs, tmp_path, capsys
+):
+    """Issue 24's ablations: with the seeds as the unit the interval holds the run-to-run
+    spread that the pooled, pair-resampling interval leaves out."""
+    x, y = two_runs
+    a, b = _sides(two_runs)
+    per_seed = [paired.compare(a, b), paired.compare(b, a)]
+    s = paired.over_seeds(per_seed)
+    d = per_seed[0]["gain_per_deal_diff"]["mean"]
+    assert d != 0  # the two agents differ on these pairs
+    # differences d and -d: mean 0, half-width t(1) * sd / sqrt(2) = 12.706 * |d|
+    assert s["seeds"] == 2 and s["gain_per_deal_diff"]["mean"] == pytest.approx(0.0, abs=1e-4)
+    lo, hi = s["gain_per_deal_diff"]["ci"]
+    assert hi == pytest.approx(12.706 * abs(d), abs=2e-4) and lo == pytest.approx(-hi, abs=2e-4)
+    assert paired.t_quantile_975(4) == 2.776 and paired.t_quantile_975(100) == 1.96
+    with pytest.raises(ValueError, match="at least two seeds"):
+        paired.over_seeds(per_seed[:1])
+    with pytest.raises(ValueError, match="degree of freedom"):
+        paired.t_quantile_975(0)
+
+    out = tmp_path / "by_seed.json"
+    va, vb = "random", "heuristic:follow_threshold=0.5"
+    code = paired.main(
+        [str(x), va, str(y), vb, "--x-also", str(y), vb, "--y-also", str(x), va]
+        + ["--by-seed", "--json", str(out)]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "seed pair 2 (heuristic:follow_threshold=0.5 minus random" in printed
+    assert "over the 2 seeds" in printed
+    saved = json.loads(out.read_text())
+    assert saved["per_seed"] == per_seed and saved["over_seeds"] == s
+    # the pooled estimate is the mean of the per-seed ones (the same pairs in every run)
+    assert saved["gain_per_deal_diff"]["mean"] == pytest.approx(0.0, abs=1e-4)
+
+    with pytest.raises(SystemExit):
+        paired.main([str(x), va, str(y), vb, "--x-also", str(y), vb, "--by-seed"])
+    assert "--by-seed needs as many runs in each arm" in capsys.readouterr().err
