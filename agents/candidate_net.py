@@ -41,13 +41,15 @@ from agents.candidate_inputs import (
 )
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE, CAND_DIM, STATE_DIM
-from guandan_env.encoding.features import ACTION_FEATURE_DIM
+from guandan_env.encoding.features import ACTION_FEATURE_DIM, level_relative_ids
 from guandan_env.encoding.hand_plan import PlanCache
 from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
 
 __all__ = ["DEFAULT_MODEL_CONFIG", "FEATURE_BLOCKS", "check_model_config", "CandidateNet"]
 
 _FEATURE_TABLE = torch.from_numpy(ACTION_FEATURE_TABLE)  # shares the numpy table
+# row level * NUM_ACTIONS + id: the id's embedding entry with model.id_relative
+_RELATIVE_IDS = torch.tensor(level_relative_ids().reshape(-1))  # a copy: the table is read-only
 
 
 @dataclass
@@ -226,6 +228,7 @@ class CandidateNet(nn.Module):
         self.state_proj = nn.Linear(trunk[-1], cand[0])
         self.cand_proj = nn.Linear(CAND_DIM, cand[0], bias=False)
         self.id_embedding = nn.Embedding(NUM_ACTIONS, cand[0]) if cfg["id_embedding"] else None
+        self.id_relative = cfg["id_relative"]
         if self.id_embedding is not None:
             nn.init.zeros_(self.id_embedding.weight)
         self.scorer = _mlp([*cand, 1], last_relu=False)
@@ -257,6 +260,12 @@ class CandidateNet(nn.Module):
         x = x + self.dense_in(d.dense)
         return self.trunk(torch.relu(x))
 
+    def embedding_rows(self, akeys: torch.Tensor) -> torch.Tensor:
+        """The id embedding's rows of ``(level, id)`` keys ``level * NUM_ACTIONS + id``."""
+        if self.id_relative:
+            return _RELATIVE_IDS.index_select(0, akeys)
+        return torch.remainder(akeys, NUM_ACTIONS)
+
     def score(self, d: Decisions, h: torch.Tensor) -> torch.Tensor:
         """The candidates' logits ``(M,)`` from the trunk's output."""
         # cand_proj over the full candidate rows, with its action-block columns (and the id
@@ -266,7 +275,7 @@ class CandidateNet(nn.Module):
         table = torch.index_select(_FEATURE_TABLE, 0, d.akeys)
         actions = nn.functional.linear(table, w[:, :ACTION_FEATURE_DIM])
         if self.id_embedding is not None:
-            actions = actions + self.id_embedding(torch.remainder(d.akeys, NUM_ACTIONS))
+            actions = actions + self.id_embedding(self.embedding_rows(d.akeys))
         z = torch.addmm(
             # index_select, not x[idx]: 3-7x faster forward and 2-3x faster backward on CPU
             self.state_proj(h).index_select(0, d.rows) + actions.index_select(0, d.ainv),

@@ -22,10 +22,11 @@ from agents.candidate_inputs import (
 )
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE
-from guandan_env.encoding.features import ACTION_FEATURE_DIM
+from guandan_env.encoding.features import ACTION_FEATURE_DIM, level_relative_ids
 
 _DT = np.float32
 _TABLE = ACTION_FEATURE_TABLE.astype(_DT)
+_RELATIVE_IDS = level_relative_ids().reshape(-1)  # as CandidateNet.embedding_rows
 
 
 def _linears(state: dict[str, np.ndarray], prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -113,7 +114,12 @@ class NumpyCandidateNet:
             h = np.maximum(h @ w + b, 0)
         actions = _TABLE[d.akeys] @ self.action_w
         if self.id_embedding is not None:
-            actions = actions + self.id_embedding[np.remainder(d.akeys, NUM_ACTIONS)]
+            rows = (
+                _RELATIVE_IDS[d.akeys]
+                if self.model_config["id_relative"]
+                else np.remainder(d.akeys, NUM_ACTIONS)
+            )
+            actions = actions + self.id_embedding[rows]
         z = (h @ self.state_w + self.state_b)[d.rows] + actions[d.ainv] + d.rest @ self.rest_w
         z = np.maximum(z, 0)
         for i, (w, b) in enumerate(self.scorer):

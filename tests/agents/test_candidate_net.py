@@ -86,3 +86,39 @@ def test_sampled_and_greedy_actions_are_legal_and_seeded():
     agent = CandidateAgent(net, seed=0)
     a = agent.act({"observation": obs[0], "action_mask": mask[0].astype(np.int8)}, {})
     assert mask[0, a]
+
+
+def test_a_relative_id_embedding_reads_each_candidates_role_at_its_level():
+    """``model.id_relative``: candidate ``a`` at level L reads ``E[level_relative_ids[L, a]]``
+    (plain math against the fast path), and the numpy twin reads the same rows."""
+    from agents.candidate_inputs import observation_arrays
+    from agents.zoo.numpy_net import NumpyCandidateNet
+    from guandan_env.encoding.features import level_relative_ids
+
+    torch.manual_seed(0)
+    net = CandidateNet({**SMALL_MODEL, "id_relative": True})
+    torch.nn.init.normal_(net.id_embedding.weight)  # zero at start: make it count
+    levels_seen = set()
+    for obs, mask in _decisions()[::9]:
+        d = net.prepare(obs, mask)
+        level = d.akeys[d.ainv] // NUM_ACTIONS  # each candidate's deal level
+        levels_seen |= set(level.tolist())
+        rows = torch.tensor(level_relative_ids())[level, d.ids]
+        full = torch.cat([_action_rows(d), d.rest], 1)  # the candidates' whole rows
+        z = net.state_proj(net.encode(d))[d.rows] + net.cand_proj(full) + net.id_embedding(rows)
+        plain = net.scorer(torch.relu(z)).squeeze(-1)
+        logits, _ = net(d)
+        assert torch.allclose(logits, plain, atol=1e-5)
+        twin = NumpyCandidateNet(
+            {k: v.detach().numpy() for k, v in net.state_dict().items()}, net.model_config
+        )
+        t_logits, _ = twin.forward(observation_arrays(obs, mask, twin.features))
+        np.testing.assert_allclose(t_logits, logits.detach().numpy(), rtol=1e-4, atol=1e-4)
+    assert len(levels_seen) >= 8  # random levels: most levels met
+
+
+def _action_rows(d) -> torch.Tensor:
+    """Each candidate's action-block row (``ACTION_FEATURE_TABLE`` at its level and id)."""
+    from agents.candidate_net import _FEATURE_TABLE
+
+    return _FEATURE_TABLE.index_select(0, d.akeys).index_select(0, d.ainv)
