@@ -390,6 +390,7 @@ def runner_config(cfg: RunConfig) -> dict[str, Any]:
         "tables": r.tables,
         "game": dict(cfg.game),
         "steps_per_call": r.steps_per_call,
+        "sample_ahead": r.sample_ahead,  # read by the driver's GuandanPPO, not the runner
         "idle_from": r.num + 1 if r.idle else 0,  # remote runners' worker indices: 1, 2, …
         "idle_tables": r.idle_tables,
         "skip_forced": r.skip_forced,

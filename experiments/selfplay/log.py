@@ -57,6 +57,10 @@ METRICS = (
     # idle runners (runners.idle): their share of the learner samples, and their CPU time
     Metric("idle_share", "perf/idle_runner_share"),
     Metric("idle_runner_cpu_s", "perf/idle_runner_cpu_s"),
+    # iterations of updates the weights a sample was acted with lacked, main and idle runners
+    # (the last sample() call's decisions; a deal's earlier ones are older); local learner only
+    Metric("policy_lag", "perf/policy_lag"),
+    Metric("idle_policy_lag", "perf/idle_policy_lag"),
     # training-only heads (experiments.selfplay.rllib.heads), empty when off
     Metric("belief_loss", "loss/belief", "belief_loss"),
     Metric("belief_guess_loss", "loss/belief_count_guess", "belief_guess_loss"),

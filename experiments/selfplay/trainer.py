@@ -517,6 +517,7 @@ class SelfPlayTrainer:
         rm = info["runner_metrics"]
         main = [m for m in rm if not m.get("idle")]
         idle = [m for m in rm if m.get("idle")]
+        lags = info.get("policy_lags") or [None] * len(rm)
         gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
         forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
         cands = sum(int(m.get("num_candidates", 0)) for m in rm)
@@ -556,6 +557,8 @@ class SelfPlayTrainer:
                 else None
             ),
             "load1": os.getloadavg()[0],  # machine load: throughput is shared with others
+            "policy_lag": _mean_lag(lags, rm, idle=False),
+            "idle_policy_lag": _mean_lag(lags, rm, idle=True),
         }
         for kind in ("bc", "snapshot"):
             games = sum(m.get(f"games_vs_{kind}", 0) for m in rm)
@@ -669,6 +672,13 @@ class SelfPlayTrainer:
                 self.algo.stop()
             except Exception:  # noqa: BLE001 - shutting down; nothing left to save
                 pass
+
+
+def _mean_lag(lags: list, metrics: list[dict], idle: bool) -> float | None:
+    """Mean policy lag (iterations) of the samples of the main or the idle runners."""
+    got = [lag for lag, m in zip(lags, metrics, strict=True) if bool(m.get("idle")) == idle]
+    got = [lag for lag in got if lag is not None]
+    return float(np.mean(got)) if got else None
 
 
 def _check_resumable_width(ckpt: Path) -> None:

@@ -89,6 +89,10 @@ def test_an_idle_runner_samples_under_sched_idle_beside_the_main_runner(tmp_path
     # ... and never waited for them: most iterations go ahead on the main runner alone
     assert any(r["idle_share"] == 0 for r in rows), rows
     assert all(r["runner_sample_cpu_s"] >= 0 for r in rows)
+    # every sample is dated: iterations of updates its runner's weights lacked
+    assert all(r["policy_lag"] >= 0 for r in rows if r["idle_share"] < 1), rows
+    assert all(r["idle_policy_lag"] >= 0 for r in delivered), delivered
+    assert all(r["idle_policy_lag"] is None for r in rows if r["idle_share"] == 0)
     # held, the idle runner had nothing queued and delivered nothing; released, it did again
     assert res["held_queue"] == 0
     assert all(r["idle_held"] == 1 and r["idle_share"] == 0 for r in res["held"]), res["held"]

@@ -26,10 +26,18 @@ import ray
 from ray.rllib.algorithms.ppo import PPO
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
-from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
+from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME, WEIGHTS_SEQ_NO
 
 from experiments.selfplay.config import RayConfig, RunConfig, runner_config
 from experiments.selfplay.rllib.env_runner import ATTACHED_METRICS, minibatches, shards
+
+# RLlib's actor manager caps the requests in flight per runner and per tag, and drops the
+# ones over the cap without a word. ``sample()`` requests are kept at runners.sample_ahead by
+# ``_fill_queue`` itself; the cap is set this much higher so that weight updates (one per
+# iteration, queued behind a runner's samples: a slow idle runner holds 3-4) are never
+# dropped, which would leave the runner acting with weights older than it could have
+WEIGHT_SYNCS_IN_FLIGHT = 8
+LAG_HISTORY = 1024  # iterations of learner versions kept to date a runner's weights
 
 
 def _multi_agent(part: dict[str, np.ndarray]) -> MultiAgentBatch:
@@ -47,6 +55,9 @@ class GuandanPPO(PPO):
     last_info: dict[str, Any] = {}
     samples_lifetime: int = 0  # learner samples so far (the trainer sets it on resume)
     _queued: dict[int, int] | None = None  # runner id -> sample() requests not collected
+    # the local learner's weights version after each iteration (RLlib's weights sequence
+    # number), oldest first: dates the weights a sample was acted with
+    _versions: list[int] | None = None
     # while set, no new sample() requests go to the idle runners (the trainer sets it while
     # an in-run evaluation is overdue, so the two stop sharing the leftover CPU)
     hold_idle_runners: bool = False
@@ -58,8 +69,10 @@ class GuandanPPO(PPO):
         if remote:
             # Keep every runner's queue full, so it never idles while the learner works on
             # a large batch (deals end in waves, so batches vary 2-3x). New weights reach a
-            # runner after the samples already queued: at most ``runners.sample_ahead`` iterations
-            # of policy lag, which the PPO ratio against the behaviour log-probs accounts for.
+            # runner after the samples already queued (each sample() acts with the weights
+            # sent before it was queued, or newer): ``runners.sample_ahead`` sample periods
+            # of policy lag (progress.csv's policy_lag), which the PPO ratio against the
+            # behaviour log-probs accounts for.
             self._fill_queue()
             samples, metrics = self._collect_samples()
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
@@ -81,6 +94,7 @@ class GuandanPPO(PPO):
         # included, as RLlib's own PPO counts them
         self.samples_lifetime += n
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self.samples_lifetime}
+        lags = self._policy_lags(metrics)
         results = []
         # ppo.num_epochs may hold a fraction (RLlib's own num_epochs is its ceiling)
         epochs = float(self.config.learner_config_dict.get("epochs", self.config.num_epochs))
@@ -97,14 +111,44 @@ class GuandanPPO(PPO):
             )
         if not remote:
             group.sync_weights(from_worker_or_learner_group=self.learner_group, inference_only=True)
+        self._record_version()
         learner = results[0].get(DEFAULT_MODULE_ID, {}) if results else {}
         self.last_info = {
             "env_steps": n,
             "sample_wait_s": t1 - t0,  # waiting for samples (overlapped sampling: ~0)
             "learn_s": time.perf_counter() - t1,
             "runner_metrics": metrics,
+            "policy_lags": lags,  # per sample (None without a local learner)
             "learner": {k: _peek(v) for k, v in learner.items()},
         }
+
+    def _learner_version(self) -> int | None:
+        """The local learner's weights sequence number (what ``sync_weights`` sends), or
+        None with remote learners."""
+        learner = getattr(self.learner_group, "_learner", None)
+        return None if learner is None else int(getattr(learner, "_weights_seq_no", 0))
+
+    def _record_version(self) -> None:
+        version = self._learner_version()
+        if version is None:
+            return
+        if self._versions is None:
+            self._versions = []
+        self._versions.append(version)
+        del self._versions[:-LAG_HISTORY]
+
+    def _policy_lags(self, metrics: list[dict[str, Any]]) -> list[int | None]:
+        """Per sample: the iterations of updates its runner's weights lacked when it was
+        collected (0: the newest weights; the last sample() call's decisions only, a deal's
+        earlier ones are older)."""
+        versions = self._versions or []
+        if self._learner_version() is None:
+            return [None] * len(metrics)
+        # versions are ascending: the count of those newer than the runner's is its lag
+        return [
+            len(versions) - int(np.searchsorted(versions, int(m.get(WEIGHTS_SEQ_NO, 0)), "right"))
+            for m in metrics
+        ]
 
     def _rng(self) -> np.random.Generator:
         if getattr(self, "_shuffle_rng", None) is None:
@@ -119,7 +163,7 @@ class GuandanPPO(PPO):
     def _fill_queue(self) -> None:
         group = self.env_runner_group
         # sample() requests kept queued per remote runner (selfplay's runners.sample_ahead)
-        ahead = int(self.config.max_requests_in_flight_per_env_runner)
+        ahead = int(self.config.env_config["sample_ahead"])
         if self._queued is None:
             self._queued = dict.fromkeys(group.healthy_worker_ids(), 0)
         idle_from = self._idle_from
@@ -281,8 +325,9 @@ def build_algo_config(cfg: RunConfig):
             num_env_runners=num,
             num_cpus_per_env_runner=1 if num else 0,
             sample_timeout_s=600.0,
-            # sample() requests queued per runner, plus a weights and a league update
-            max_requests_in_flight_per_env_runner=r.sample_ahead,
+            # per tag: sample() requests (kept at sample_ahead by _fill_queue), weight and
+            # league updates
+            max_requests_in_flight_per_env_runner=r.sample_ahead + WEIGHT_SYNCS_IN_FLIGHT,
         )
         # a failed runner stops the run with its error (no silent restart; this also keeps
         # Ray from warning about restartable actors at every start)

@@ -603,6 +603,9 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             "sample_s": self._counters["sample_s"],
             "sample_cpu_s": self._counters["sample_cpu_s"],
             "idle": self.idle,
+            # the learner's update count of the weights the last sample() acted with (they
+            # change only between calls): the driver turns it into the policy lag
+            WEIGHTS_SEQ_NO: self._weights_seq_no,
         }
         for kind, (games, total, wins) in self._vs.items():
             if kind != "self" and games:
