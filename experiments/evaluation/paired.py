@@ -19,6 +19,10 @@ their per-pair mean, and the pooled interval resamples pairs only. With ``--by-s
 i-th run of each arm shares a training seed), each seed's runs are also compared on their
 own, and the per-seed differences give an interval with the seeds as the unit (Student t):
 wider, since it also holds the run-to-run spread of training.
+
+With ``--by-level`` (single deals), the pairs are also split by the deal's level (what
+``--random-levels`` varies): each arm's level gain per deal at each level and the difference,
+to see where an arm gains or loses (a model weak at some levels, a change that helps there).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from guandan_env.core.cards import RANK_TEXT
+
 from .duplicate import team_view
 from .ratings import bootstrap_ci, pair_score
 from .tournament.results import read_results
@@ -44,6 +50,7 @@ class PairOutcome:
     gain: float
     deals: int
     score: float
+    level: int | None = None  # the deal's level (rank index) of a single-deal pair
 
 
 def results_file(path: str | Path) -> Path:
@@ -65,9 +72,13 @@ def pair_outcomes(rows: dict[str, dict], agent: str, opponent: str) -> dict[int,
     """``agent``'s finished pairs against ``opponent``, keyed by the pair's deal seed (the
     same seed means the same deals, whatever the tournament's other entrants)."""
     games: dict[int, dict[int, dict]] = {}
+    levels: dict[int, int] = {}
     for r in rows.values():
         if {r["a"], r["b"]} != {agent, opponent} or agent == opponent:
             continue
+        deals = r["record"]["deals"]
+        if r["record"].get("mode") == "deal" and len(deals) == 1:
+            levels[int(r["record"]["seed"])] = int(deals[0]["deal_level"])
         # A sits on seats 0/2 (team 0) in swap 0 and on 1/3 in swap 1 (duplicate.seated)
         team = r["swap"] if r["a"] == agent else 1 - r["swap"]
         games.setdefault(int(r["record"]["seed"]), {})[int(r["swap"])] = team_view(
@@ -78,7 +89,10 @@ def pair_outcomes(rows: dict[str, dict], agent: str, opponent: str) -> dict[int,
         if set(sides) == {0, 1}:
             s0, s1 = sides[0], sides[1]
             out[seed] = PairOutcome(
-                float(s0["gain"] + s1["gain"]), s0["deals"] + s1["deals"], pair_score(s0, s1)
+                float(s0["gain"] + s1["gain"]),
+                s0["deals"] + s1["deals"],
+                pair_score(s0, s1),
+                levels.get(seed),
             )
     return out
 
@@ -96,6 +110,7 @@ def pool(runs: list[dict[int, PairOutcome]]) -> dict[int, PairOutcome]:
             float(np.mean([o.gain for o in outcomes])),
             outcomes[0].deals,
             float(np.mean([o.score for o in outcomes])),
+            outcomes[0].level,
         )
     return out
 
@@ -131,6 +146,31 @@ def compare(x: dict[int, PairOutcome], y: dict[int, PairOutcome], seed: int = 0)
         "dup_win_rate_diff": ci(sx - sy),
         "pairs_differing": int(np.count_nonzero(gx != gy)),
     }
+
+
+def by_level(x: dict[int, PairOutcome], y: dict[int, PairOutcome]) -> list[dict[str, Any]]:
+    """``compare`` over the pairs of each deal level both sides played, lowest level first
+    (single-deal pairs only: a match's deals have many levels)."""
+    common = set(x) & set(y)
+    levels = sorted({x[s].level for s in common} - {None})
+    if not levels or any(x[s].level is None for s in common):
+        raise ValueError("--by-level needs single-deal pairs (tournaments in deal mode)")
+    out = []
+    for level in levels:
+        keep = {s for s in common if x[s].level == level}
+        c = compare({s: x[s] for s in keep}, {s: y[s] for s in keep})
+        out.append({"level": level, "rank": RANK_TEXT[level], **c})
+    return out
+
+
+def format_by_level(rows: list[dict[str, Any]]) -> str:
+    lines = ["  by deal level (pairs; level gain per deal of each; difference [95%]):"]
+    for r in rows:
+        lines.append(
+            f"    {r['rank']:>2}  {r['pairs']:4d}  {r['gain_per_deal_x']['mean']:+.3f} vs "
+            f"{r['gain_per_deal_y']['mean']:+.3f}; {_fmt(r['gain_per_deal_diff'])}"
+        )
+    return "\n".join(lines)
 
 
 def _fmt(stat: dict, pct: bool = False, sign: bool = False) -> str:
@@ -219,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         "and give an interval with the seeds as the unit (needs as many runs in each arm, "
         "at least two)",
     )
+    ap.add_argument(
+        "--by-level",
+        action="store_true",
+        help="also split the pairs by the deal's level (single deals, e.g. --random-levels)",
+    )
     ap.add_argument("--opponent", help="the common opponent's spec (default: the only one)")
     ap.add_argument("--json", type=Path, help="also write the comparison here")
     args = ap.parse_args(argv)
@@ -269,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
             ]
             c["per_seed"] = per_seed
             c["over_seeds"] = over_seeds(per_seed)
+        if args.by_level:
+            c["by_level"] = by_level(sides["x"], sides["y"])
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -284,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{_fmt(cs['dup_win_rate_diff'], True, True)}"
             )
         print(format_over_seeds(c["over_seeds"]))
+    if args.by_level:
+        print(format_by_level(c["by_level"]))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         payload = {

@@ -149,3 +149,43 @@ def test_by_seed_compares_each_seeds_runs_and_gives_an_interval_over_seeds(
     with pytest.raises(SystemExit):
         paired.main([str(x), va, str(y), vb, "--x-also", str(y), vb, "--by-seed"])
     assert "--by-seed needs as many runs in each arm" in capsys.readouterr().err
+
+
+def test_by_level_splits_the_pairs_by_their_deal_level(tmp_path, capsys):
+    """Random levels: each level's comparison covers exactly that level's pairs (their deal
+    level read from the records), the groups partition the pairs, and the CLI prints them."""
+    kw = {**KW, "pairs": 12, "config": {"random_tribute": True, "random_levels": True}}
+    tour.run_tournament(["heuristic", "random"], out=tmp_path / "x", **kw)
+    tour.run_tournament(["heuristic:follow_threshold=0.5", "heuristic"], out=tmp_path / "y", **kw)
+    rows_x = read_results(paired.results_file(tmp_path / "x"))
+    sx = paired.pair_outcomes(rows_x, "random", "heuristic")
+    sy = paired.pair_outcomes(
+        read_results(paired.results_file(tmp_path / "y")),
+        "heuristic:follow_threshold=0.5",
+        "heuristic",
+    )
+    recorded = {
+        int(r["record"]["seed"]): r["record"]["deals"][0]["deal_level"] for r in rows_x.values()
+    }
+    assert {s: o.level for s, o in sx.items()} == {s: recorded[s] for s in sx}
+    groups = paired.by_level(sx, sy)
+    assert len(groups) >= 3  # random levels: several met in 12 pairs
+    assert sum(g["pairs"] for g in groups) == 12
+    for g in groups:
+        seeds = [s for s in sx if sx[s].level == g["level"]]
+        diff = np.mean([(sx[s].gain - sy[s].gain) / 2 for s in seeds])
+        assert g["pairs"] == len(seeds) and g["rank"] == "23456789TJQKA"[g["level"]]
+        assert g["gain_per_deal_diff"]["mean"] == pytest.approx(float(diff), abs=1e-4)
+    code = paired.main(
+        [str(tmp_path / "x"), "random", str(tmp_path / "y"), "heuristic:follow_threshold=0.5",
+         "--by-level", "--json", str(tmp_path / "c.json")]
+    )  # fmt: skip
+    assert code == 0
+    assert "by deal level" in capsys.readouterr().out
+    assert len(json.loads((tmp_path / "c.json").read_text())["by_level"]) == len(groups)
+
+
+def test_by_level_needs_single_deal_pairs():
+    match = {1: paired.PairOutcome(2.0, 6, 1.0), 2: paired.PairOutcome(-1.0, 5, 0.0)}
+    with pytest.raises(ValueError, match="single-deal pairs"):
+        paired.by_level(match, match)
