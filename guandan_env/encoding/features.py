@@ -27,8 +27,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..core import actions as T
-from ..core.cards import FACE_RANK, FACE_SUIT, NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS
-from ..core.strength import LEVEL_VALUE, POWER_SCALE, strength_arrays
+from ..core.cards import NUM_FACES, NUM_RANKS
+from ..core.strength import POWER_SCALE, strength_arrays
 
 FEATURE_FIELDS = [
     ("kind", len(T.KIND_NAMES)),
@@ -70,50 +70,3 @@ def action_features(level: int) -> np.ndarray:
     f[a[ret], S["return_face"].start + T.RETURN_FACE[ret]] = 1
     f.setflags(write=False)
     return f
-
-
-@lru_cache(maxsize=1)
-def level_relative_ids() -> np.ndarray:
-    """``int64 (13, NUM_ACTIONS)``: row ``level``, column ``a``: the id of the play that has
-    action ``a``'s role at level A, where level order is natural order (R-2.4). Singles,
-    pairs, triples, full houses, bombs and tribute returns have their ranks moved to their
-    places in the level's order (the level rank to A's place, the ranks above it down one);
-    sequences keep their id (natural order at every level, R-2.5), as do pass and four
-    jokers. Each row is a permutation, the identity at level A. A learned per-id embedding
-    indexed by it means the same thing at every level ("the second-highest pair"), where one
-    indexed by the id would mean "a pair of 2s": the lowest pair at twelve levels and the
-    highest at one."""
-    sig = {
-        _signature(a, T.KEY[a], T.NAT[a], T.PAIR_RANK[a], T.RETURN_FACE[a]): a
-        for a in range(T.NUM_ACTIONS)
-    }
-    face = {(int(FACE_SUIT[f]), int(FACE_RANK[f])): f for f in range(NUM_FACES)}
-    fixed = np.isin(T.KIND, (*T.SEQUENCE_KINDS, T.PASS, T.FOUR_JOKERS))
-    out = np.tile(np.arange(T.NUM_ACTIONS, dtype=np.int64), (NUM_NATURAL_RANKS, 1))
-    for level in range(NUM_NATURAL_RANKS):
-        place = LEVEL_VALUE[level].astype(np.intp)  # rank index -> its place in level order
-        for a in np.flatnonzero(~fixed):
-            nat = np.zeros(NUM_RANKS, dtype=np.uint8)
-            nat[place] = T.NAT[a]
-            key, pair, ret = int(T.KEY[a]), int(T.PAIR_RANK[a]), int(T.RETURN_FACE[a])
-            key = int(place[key]) if 0 <= key < NUM_RANKS else key  # LEVEL_KEY, -1 stay
-            pair = int(place[pair]) if pair >= 0 else pair
-            if ret >= 0:
-                ret = face[(int(FACE_SUIT[ret]), int(place[FACE_RANK[ret]]))]
-            out[level, a] = sig[_signature(a, key, nat, pair, ret)]
-    out.setflags(write=False)
-    return out
-
-
-def _signature(a: int, key, nat, pair, ret) -> tuple:
-    """What tells action ``a``'s row of the table from every other, with the rank-dependent
-    columns given."""
-    return (
-        int(T.KIND[a]),
-        int(key),
-        bytes(np.asarray(nat, dtype=np.uint8)),
-        int(T.WILDS[a]),
-        int(T.SUIT[a]),
-        int(pair),
-        int(ret),
-    )

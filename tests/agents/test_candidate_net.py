@@ -93,7 +93,7 @@ def test_a_relative_id_embedding_reads_each_candidates_role_at_its_level():
     (plain math against the fast path), and the numpy twin reads the same rows."""
     from agents.candidate_inputs import observation_arrays
     from agents.zoo.numpy_net import NumpyCandidateNet
-    from guandan_env.encoding.features import level_relative_ids
+    from guandan_env.encoding.level_relative import level_relative_ids
 
     torch.manual_seed(0)
     net = CandidateNet({**SMALL_MODEL, "id_relative": True})
@@ -122,3 +122,39 @@ def _action_rows(d) -> torch.Tensor:
     from agents.candidate_net import _FEATURE_TABLE
 
     return _FEATURE_TABLE.index_select(0, d.akeys).index_select(0, d.ainv)
+
+
+def test_relative_card_bits_enter_the_trunk_by_their_place_in_the_levels_order():
+    """``model.obs_relative``: the trunk's first layer adds a second embedding of the card
+    bits, each moved to its place in the decision's level order (plain math: a dense 0/1
+    matrix of the moved bits), zero at start; the numpy twin computes the same."""
+    from agents.candidate_inputs import observation_arrays
+    from agents.zoo.numpy_net import NumpyCandidateNet
+    from guandan_env.encoding.level_relative import level_relative_card_bits
+    from guandan_env.encoding.obs_layout import CARDS_END, OBS_SLICES
+
+    torch.manual_seed(0)
+    net = CandidateNet({**SMALL_MODEL, "obs_relative": True})
+    assert torch.count_nonzero(net.card_embed.weight) == 0  # the natural view alone at start
+    torch.nn.init.normal_(net.card_embed.weight)
+    moved = level_relative_card_bits()
+    for obs, mask in _decisions()[::9]:
+        d = net.prepare(obs, mask)
+        level = obs[:, OBS_SLICES["deal_level"]].argmax(1)
+        rel = np.zeros((len(obs), CARDS_END), dtype=np.float32)
+        for i in range(len(obs)):
+            rel[i, moved[level[i]][np.flatnonzero(obs[i, :CARDS_END])]] = 1.0
+        x = net.obs_embed(d.obs_idx, d.obs_offsets) + torch.from_numpy(rel) @ net.card_embed.weight
+        h = net.trunk(torch.relu(x + net.dense_in(d.dense)))
+        assert torch.allclose(net.encode(d), h, atol=1e-4)
+        twin = NumpyCandidateNet(
+            {k: v.detach().numpy() for k, v in net.state_dict().items()}, net.model_config
+        )
+        t_logits, t_values = twin.forward(observation_arrays(obs, mask, twin.features))
+        logits, values = net(d)
+        np.testing.assert_allclose(t_logits, logits.detach().numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(t_values, values.detach().numpy(), rtol=1e-4, atol=1e-4)
+    # and it learns: the relative embedding gets a gradient
+    logits, values = net(net.prepare(*_decisions()[20]))
+    (logits.sum() + values.sum()).backward()
+    assert torch.count_nonzero(net.card_embed.weight.grad) > 0

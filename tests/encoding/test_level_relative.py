@@ -1,7 +1,7 @@
-"""``features.level_relative_ids``: each play's id mapped to the play with the same role at
-level A, where level order is natural order (R-2.4); sequences stay in natural order at every
-level (R-2.5). The checks are independent of how the table is built: what beats what, the
-kinds, sizes and wildcards, and the cards' places in level order."""
+"""``guandan_env.encoding.level_relative``: plays and cards mapped to the ones with the same
+role at level A, where level order is natural order (R-2.4); sequences stay in natural order
+at every level (R-2.5). The checks are independent of how the tables are built: what beats
+what, the kinds, sizes and wildcards, and the cards' places in level order."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from guandan_env.core import actions as T
-from guandan_env.core.cards import NUM_NATURAL_RANKS, NUM_RANKS
+from guandan_env.core.cards import FACE_RANK, FACE_SUIT, NUM_FACES, NUM_NATURAL_RANKS, NUM_RANKS
 from guandan_env.core.strength import LEVEL_VALUE, beats_matrix, strength_arrays
-from guandan_env.encoding.features import level_relative_ids
+from guandan_env.encoding.level_relative import level_relative_card_bits, level_relative_ids
+from guandan_env.encoding.obs_layout import CARD_BITS, CARDS_END, NUM_CARD_SETS
 
 LEVEL_A = NUM_NATURAL_RANKS - 1
 REL = level_relative_ids()
@@ -61,3 +62,27 @@ def test_a_pair_of_2s_at_level_2_has_the_role_of_a_pair_of_aces_at_level_a():
     assert REL[0][natural_pair(0)] == natural_pair(LEVEL_A)  # the highest natural pair
     assert REL[0][natural_pair(1)] == natural_pair(0)  # 3s: the lowest, as 2s at level A
     assert REL[5][natural_pair(3)] == natural_pair(3)  # below the level rank: in place
+
+
+def test_card_bits_move_to_the_face_of_the_same_suit_at_the_ranks_place_in_level_order():
+    """R-2.4: at level L a card of rank r plays the role of the card of the same suit whose
+    rank is r's place in L's order at level A (the level rank: an ace's); jokers stay, and
+    each card set and copy bit keeps its own."""
+    bits = level_relative_card_bits()
+    assert bits.shape == (NUM_NATURAL_RANKS, CARDS_END) and not bits.flags.writeable
+    assert np.array_equal(bits[LEVEL_A], np.arange(CARDS_END))
+    for level in range(NUM_NATURAL_RANKS):
+        place = LEVEL_VALUE[level]
+        for card_set in range(NUM_CARD_SETS):
+            for face in range(NUM_FACES):
+                for copy in (0, 1):
+                    b = card_set * CARD_BITS + face * 2 + copy
+                    to = bits[level, b]
+                    assert to // CARD_BITS == card_set and to % 2 == copy
+                    moved = (to % CARD_BITS) // 2
+                    assert FACE_SUIT[moved] == FACE_SUIT[face]
+                    if face < 52:
+                        assert FACE_RANK[moved] == place[FACE_RANK[face]]
+                    else:
+                        assert moved == face  # jokers
+        assert np.array_equal(np.sort(bits[level]), np.arange(CARDS_END))
