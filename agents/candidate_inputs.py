@@ -37,12 +37,6 @@ DEFAULT_MODEL_CONFIG: dict[str, Any] = {
     "trunk": [256, 256],  # MLP over observation + state features
     "cand": [64],  # candidate scorer: first width joins h, φ and E, then an MLP
     "id_embedding": True,  # learned per-id embedding E[a]
-    # E indexed by the play's role in the level's order (level_relative.level_relative_ids), not
-    # by its id: the same entry for "the highest pair" at every level
-    "id_relative": False,
-    # the observation's card bits also enter by their place in the deal level's order: a
-    # second embedding of them, zero at start (level_relative.level_relative_card_bits)
-    "obs_relative": False,
     # input blocks used (ablations switch them off)
     "features": ["after", "plan", "state", "beat", "reply"],
 }
@@ -59,8 +53,6 @@ def check_model_config(model_config: dict | None) -> dict:
         if not cfg[key] or min(cfg[key]) < 1:
             raise ValueError(f"model.{key} must be a non-empty list of positive sizes")
     cfg["id_embedding"] = bool(cfg["id_embedding"])
-    cfg["id_relative"] = bool(cfg["id_relative"])
-    cfg["obs_relative"] = bool(cfg["obs_relative"])
     cfg["features"] = list(cfg["features"])
     bad = sorted(set(cfg["features"]) - set(FEATURE_BLOCKS))
     if bad:

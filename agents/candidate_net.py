@@ -43,34 +43,11 @@ from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE, CAND_DIM, STATE_DIM
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
 from guandan_env.encoding.hand_plan import PlanCache
-from guandan_env.encoding.level_relative import level_relative_card_bits, level_relative_ids
-from guandan_env.encoding.obs_layout import CARDS_END, OBS_SLICES
 from guandan_env.encoding.packing import BINARY, OBS_BITS, SCALAR_INDEX, pack_masks
 
 __all__ = ["DEFAULT_MODEL_CONFIG", "FEATURE_BLOCKS", "check_model_config", "CandidateNet"]
 
 _FEATURE_TABLE = torch.from_numpy(ACTION_FEATURE_TABLE)  # shares the numpy table
-# row level * NUM_ACTIONS + id: the id's embedding entry with model.id_relative
-_RELATIVE_IDS = torch.tensor(level_relative_ids().reshape(-1))  # a copy: the table is read-only
-# row level * CARDS_END + card bit: the bit's row of the relative card embedding (obs_relative)
-_RELATIVE_CARD_BITS = torch.tensor(level_relative_card_bits().reshape(-1))
-_DEAL_LEVEL = OBS_SLICES["deal_level"]  # one-hot: exactly one set bit per decision
-
-
-def relative_card_bits(idx: torch.Tensor, offsets: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """``(idx, offsets)`` of each decision's set card bits moved to their places in its
-    deal level's order (``level_relative_card_bits``), from its set observation bits."""
-    n, k = offsets.shape[0], idx.shape[0]
-    counts = torch.diff(offsets, append=torch.tensor([k], dtype=offsets.dtype))
-    row = torch.repeat_interleave(torch.arange(n), counts)
-    at_level = (idx >= _DEAL_LEVEL.start) & (idx < _DEAL_LEVEL.stop)
-    level = torch.zeros(n, dtype=torch.int64)
-    level[row[at_level]] = idx[at_level] - _DEAL_LEVEL.start
-    card = idx < CARDS_END
-    crow = row[card]
-    moved = _RELATIVE_CARD_BITS.index_select(0, level.index_select(0, crow) * CARDS_END + idx[card])
-    ccount = torch.bincount(crow, minlength=n)
-    return moved, torch.cumsum(ccount, 0) - ccount
 
 
 @dataclass
@@ -249,12 +226,6 @@ class CandidateNet(nn.Module):
         self.state_proj = nn.Linear(trunk[-1], cand[0])
         self.cand_proj = nn.Linear(CAND_DIM, cand[0], bias=False)
         self.id_embedding = nn.Embedding(NUM_ACTIONS, cand[0]) if cfg["id_embedding"] else None
-        self.id_relative = cfg["id_relative"]
-        self.card_embed = (
-            nn.EmbeddingBag(CARDS_END, trunk[0], mode="sum") if cfg["obs_relative"] else None
-        )
-        if self.card_embed is not None:
-            nn.init.zeros_(self.card_embed.weight)  # zero at start: the natural view's function
         if self.id_embedding is not None:
             nn.init.zeros_(self.id_embedding.weight)
         self.scorer = _mlp([*cand, 1], last_relu=False)
@@ -283,18 +254,8 @@ class CandidateNet(nn.Module):
         """The trunk's output ``h (N, trunk[-1])`` of each decision (what the value head and
         the candidate scorer read, and training-only heads may read too)."""
         x = bits_times_weight(self.obs_embed.weight, d.obs_idx, d.obs_offsets)
-        if self.card_embed is not None:
-            x = x + bits_times_weight(
-                self.card_embed.weight, *relative_card_bits(d.obs_idx, d.obs_offsets)
-            )
         x = x + self.dense_in(d.dense)
         return self.trunk(torch.relu(x))
-
-    def embedding_rows(self, akeys: torch.Tensor) -> torch.Tensor:
-        """The id embedding's rows of ``(level, id)`` keys ``level * NUM_ACTIONS + id``."""
-        if self.id_relative:
-            return _RELATIVE_IDS.index_select(0, akeys)
-        return torch.remainder(akeys, NUM_ACTIONS)
 
     def score(self, d: Decisions, h: torch.Tensor) -> torch.Tensor:
         """The candidates' logits ``(M,)`` from the trunk's output."""
@@ -305,7 +266,7 @@ class CandidateNet(nn.Module):
         table = torch.index_select(_FEATURE_TABLE, 0, d.akeys)
         actions = nn.functional.linear(table, w[:, :ACTION_FEATURE_DIM])
         if self.id_embedding is not None:
-            actions = actions + self.id_embedding(self.embedding_rows(d.akeys))
+            actions = actions + self.id_embedding(torch.remainder(d.akeys, NUM_ACTIONS))
         z = torch.addmm(
             # index_select, not x[idx]: 3-7x faster forward and 2-3x faster backward on CPU
             self.state_proj(h).index_select(0, d.rows) + actions.index_select(0, d.ainv),

@@ -23,14 +23,9 @@ from agents.candidate_inputs import (
 from guandan_env.core.actions import NUM_ACTIONS
 from guandan_env.encoding.candidate_features import ACTION_FEATURE_TABLE
 from guandan_env.encoding.features import ACTION_FEATURE_DIM
-from guandan_env.encoding.level_relative import level_relative_card_bits, level_relative_ids
-from guandan_env.encoding.obs_layout import CARDS_END, OBS_SLICES
 
 _DT = np.float32
 _TABLE = ACTION_FEATURE_TABLE.astype(_DT)
-_RELATIVE_IDS = level_relative_ids().reshape(-1)  # as CandidateNet.embedding_rows
-_RELATIVE_CARD_BITS = level_relative_card_bits()  # as candidate_net.relative_card_bits
-_DEAL_LEVEL = OBS_SLICES["deal_level"]
 
 
 def _linears(state: dict[str, np.ndarray], prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -64,8 +59,6 @@ def _check_shapes(state: dict[str, np.ndarray], model_config: dict) -> None:
         want[f"scorer.{2 * i}.weight"], want[f"scorer.{2 * i}.bias"] = (b, a), (b,)
     if model_config["id_embedding"]:
         want["id_embedding.weight"] = (NUM_ACTIONS, cand[0])
-    if model_config["obs_relative"]:
-        want["card_embed.weight"] = (CARDS_END, trunk[0])
     got = {k: tuple(np.shape(v)) for k, v in state.items()}
     if got != want:
         wrong = sorted(set(got) ^ set(want) | {k for k in got if k in want and got[k] != want[k]})
@@ -96,7 +89,6 @@ class NumpyCandidateNet:
         self.action_w = cand[:, :ACTION_FEATURE_DIM].T.copy()
         self.rest_w = cand[:, ACTION_FEATURE_DIM:].T.copy()
         self.id_embedding = s.get("id_embedding.weight")
-        self.card_embed = s.get("card_embed.weight")  # model.obs_relative
         self.scorer = [(w.T.copy(), b) for w, b in _linears(s, "scorer")]
         self.value_w, self.value_b = s["value_head.weight"][0], s["value_head.bias"][0]
         if (self.id_embedding is not None) != self.model_config["id_embedding"]:
@@ -116,27 +108,12 @@ class NumpyCandidateNet:
         bits = np.zeros((n, self.obs_embed.shape[0]), dtype=np.float32)
         bits[np.repeat(np.arange(n), counts), d.obs_idx] = 1.0
         x = bits @ self.obs_embed + d.dense @ self.dense_w + self.dense_b
-        if self.card_embed is not None:  # the card bits by their place in the level's order
-            row = np.repeat(np.arange(n), counts)
-            at_level = (d.obs_idx >= _DEAL_LEVEL.start) & (d.obs_idx < _DEAL_LEVEL.stop)
-            level = np.zeros(n, dtype=np.int64)
-            level[row[at_level]] = d.obs_idx[at_level] - _DEAL_LEVEL.start
-            card = d.obs_idx < CARDS_END
-            moved = _RELATIVE_CARD_BITS[level[row[card]], d.obs_idx[card]]
-            rel = np.zeros((n, CARDS_END), dtype=np.float32)
-            rel[row[card], moved] = 1.0
-            x = x + rel @ self.card_embed
         h = np.maximum(x, 0)
         for w, b in self.trunk:
             h = np.maximum(h @ w + b, 0)
         actions = _TABLE[d.akeys] @ self.action_w
         if self.id_embedding is not None:
-            rows = (
-                _RELATIVE_IDS[d.akeys]
-                if self.model_config["id_relative"]
-                else np.remainder(d.akeys, NUM_ACTIONS)
-            )
-            actions = actions + self.id_embedding[rows]
+            actions = actions + self.id_embedding[np.remainder(d.akeys, NUM_ACTIONS)]
         z = (h @ self.state_w + self.state_b)[d.rows] + actions[d.ainv] + d.rest @ self.rest_w
         z = np.maximum(z, 0)
         for i, (w, b) in enumerate(self.scorer):
