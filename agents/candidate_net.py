@@ -205,15 +205,14 @@ def _mlp(sizes: list[int], last_relu: bool = True) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-class CandidateNet(nn.Module):
-    """Scores legal candidates and values decisions (module docstring)."""
+class StateEncoder(nn.Module):
+    """The decision's encoding ``h(s)``: an embedding sum over the observation's set bits plus
+    the dense inputs, then the trunk MLP. ``CandidateNet`` holds these parts under the same
+    names (``obs_embed``, ``dense_in``, ``trunk``), so a training-only critic of this class
+    loads them from a policy's state dict."""
 
-    def __init__(self, model_config: dict | None = None) -> None:
+    def __init__(self, trunk: list[int]) -> None:
         super().__init__()
-        cfg = check_model_config(model_config)
-        self.model_config = cfg
-        trunk, cand = cfg["trunk"], cfg["cand"]
-        # first trunk layer = embedding sum over the set observation bits + dense inputs
         first = nn.Linear(OBS_BITS + 1 + STATE_DIM, trunk[0])
         nn.init.orthogonal_(first.weight, gain=2**0.5)
         self.obs_embed = nn.EmbeddingBag(OBS_BITS, trunk[0], mode="sum")
@@ -223,6 +222,31 @@ class CandidateNet(nn.Module):
             self.dense_in.weight.copy_(first.weight[:, OBS_BITS:])
             self.dense_in.bias.zero_()
         self.trunk = _mlp(trunk) if len(trunk) > 1 else nn.Sequential()
+
+    def forward(self, d: Decisions) -> torch.Tensor:
+        return encode_state(self, d)
+
+
+def encode_state(m: nn.Module, d: Decisions) -> torch.Tensor:
+    """``h (N, trunk[-1])`` of the decisions ``d`` through ``m``'s ``obs_embed``,
+    ``dense_in`` and ``trunk`` (a ``CandidateNet`` or a ``StateEncoder``)."""
+    x = bits_times_weight(m.obs_embed.weight, d.obs_idx, d.obs_offsets)
+    x = x + m.dense_in(d.dense)
+    return m.trunk(torch.relu(x))
+
+
+class CandidateNet(nn.Module):
+    """Scores legal candidates and values decisions (module docstring)."""
+
+    def __init__(self, model_config: dict | None = None) -> None:
+        super().__init__()
+        cfg = check_model_config(model_config)
+        self.model_config = cfg
+        trunk, cand = cfg["trunk"], cfg["cand"]
+        # first trunk layer = embedding sum over the set observation bits + dense inputs
+        # (the parts are adopted under their own names: shipped policy.pt files keep them)
+        enc = StateEncoder(trunk)
+        self.obs_embed, self.dense_in, self.trunk = enc.obs_embed, enc.dense_in, enc.trunk
         self.state_proj = nn.Linear(trunk[-1], cand[0])
         self.cand_proj = nn.Linear(CAND_DIM, cand[0], bias=False)
         self.id_embedding = nn.Embedding(NUM_ACTIONS, cand[0]) if cfg["id_embedding"] else None
@@ -253,9 +277,7 @@ class CandidateNet(nn.Module):
     def encode(self, d: Decisions) -> torch.Tensor:
         """The trunk's output ``h (N, trunk[-1])`` of each decision (what the value head and
         the candidate scorer read, and training-only heads may read too)."""
-        x = bits_times_weight(self.obs_embed.weight, d.obs_idx, d.obs_offsets)
-        x = x + self.dense_in(d.dense)
-        return self.trunk(torch.relu(x))
+        return encode_state(self, d)
 
     def score(self, d: Decisions, h: torch.Tensor) -> torch.Tensor:
         """The candidates' logits ``(M,)`` from the trunk's output."""

@@ -156,10 +156,16 @@ class WeightAverage:
 class Critic:
     """Training-only heads beside the policy network (experiments.selfplay.rllib.heads): a
     privileged critic that also reads the other hands (used only for GAE; never by the
-    policy, never saved in policy.pt), a belief head and an outcome head."""
+    policy, never saved in policy.pt), a separate critic network, a belief head and an
+    outcome head."""
 
     privileged: bool = option(
         False, "the value for GAE also reads the three other hands (zero at start)"
+    )
+    separate: bool = option(
+        False,
+        "the value for GAE comes from a network of its own (the policy's trunk sizes, copied "
+        "from the warm start), so the policy's trunk learns from the policy's loss only",
     )
     width: int = option(128, "hidden width of the privileged branch")
     belief_coeff: float = option(
@@ -172,6 +178,7 @@ class Critic:
     def as_dict(self) -> dict[str, Any]:
         return {
             "privileged": self.privileged,
+            "separate": self.separate,
             "width": self.width,
             "belief_coeff": self.belief_coeff,
             "outcome_coeff": self.outcome_coeff,

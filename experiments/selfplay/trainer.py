@@ -30,6 +30,7 @@ from experiments.selfplay.log import (
     progress_line,
 )
 from experiments.selfplay.rllib.algorithm import build_algo_config, init_ray
+from experiments.selfplay.rllib.heads import HeadsConfig
 from experiments.selfplay.throughput import fmt_throughput, read_progress, throughput
 
 BC_ANCHOR = "bc"
@@ -151,6 +152,8 @@ class SelfPlayTrainer:
             self._restore_algo()
         elif self.bc_state is not None:
             self._set_main_weights(self.bc_state)
+            if self.cfg.critic.separate:
+                self._start_critic_from(self.bc_state)
         self._install_anchor()
         self._record_placement()
         self.algo.samples_lifetime = self.env_steps
@@ -275,6 +278,32 @@ class SelfPlayTrainer:
             lambda runner: runner.set_main_weights(state), local_env_runner=True
         )
 
+    def _start_critic_from(self, policy: dict[str, np.ndarray]) -> None:
+        """The separate critic (``critic.separate``) starts as ``policy``'s encoder and value
+        head, on the learners and the runners."""
+        import torch
+
+        from experiments.selfplay.rllib.heads import critic_state
+
+        state = {k: torch.from_numpy(np.array(v)) for k, v in critic_state(policy).items()}
+
+        def put(learner):
+            from ray.rllib.core import DEFAULT_MODULE_ID
+
+            learner.module[DEFAULT_MODULE_ID].unwrapped().heads.critic.load_state_dict(state)
+
+        self._on_learners(put)
+        self._push_heads()
+
+    def _push_heads(self) -> None:
+        """The learner's training-only heads to every runner, unconditionally (RLlib's weight
+        sync skips a state whose sequence number is not newer: after a warm start or a
+        restore, before the first update)."""
+        heads = self.main_state("heads.")
+        self.algo.env_runner_group.foreach_env_runner(
+            lambda runner: runner.set_head_weights(heads), local_env_runner=True
+        )
+
     def _install_anchor(self) -> None:
         """The warm start's policy as the KL anchor (its weight follows ``anchor.coeff``)."""
         state, mc = self.bc_state, dict(self.model_config)
@@ -381,17 +410,8 @@ class SelfPlayTrainer:
         bad = [k for k in saved if not np.array_equal(saved[k].numpy(), now[k])]
         if bad:
             raise RuntimeError(f"restoring {ckpt} did not restore the weights of {bad[:3]}")
-        if (
-            self.cfg.critic.privileged
-            or self.cfg.critic.belief_coeff
-            or self.cfg.critic.outcome_coeff
-        ):
-            # the runners' copy of the heads (the privileged critic's GAE values): RLlib's
-            # first weight sync after a restore may be skipped, as for the network above
-            heads = self.main_state("heads.")
-            self.algo.env_runner_group.foreach_env_runner(
-                lambda runner: runner.set_head_weights(heads), local_env_runner=True
-            )
+        if HeadsConfig.from_dict(self.cfg.critic.as_dict()).any:
+            self._push_heads()  # the runners' copy (the critics' GAE values)
         from agents.policy_file import load_ema_state
 
         self.ema = load_ema_state(ckpt / POLICY_FILE)

@@ -271,7 +271,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self.net = CandidateNet(self.model_config).eval()
         self.heads_cfg = HeadsConfig.from_dict(self.settings["heads"])
         self.heads = (
-            TrainingHeads(self.net.model_config["trunk"][-1], self.heads_cfg).eval()
+            TrainingHeads(self.net.model_config["trunk"], self.heads_cfg).eval()
             if self.heads_cfg.any
             else None
         )
@@ -424,7 +424,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._last = np.full((b, 4), -1, dtype=np.int64)  # newest record per trajectory
         self._store = _Store(
             capacity=int(self.settings["steps_per_call"]) * b * 2 + 64 * b,
-            extra=HEAD_COLUMNS if self.heads is not None else (),
+            extra=HEAD_COLUMNS if self.heads_cfg.labels else (),
         )
         self._ready = 0  # complete records in the store
 
@@ -477,9 +477,10 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             )
             self._counters["candidates"] += int(n_legal[rows].sum())
             hidden = None
-            if c == 0 and self.heads is not None:
+            if c == 0 and self.heads_cfg.labels:
                 hidden = hidden_hands(env.state.hands[rows], seat[rows])
-            a, logp, v = net.act_batch(d, self.rng, value_of=self._value_of(hidden), h=h)
+            value_of = self._value_of(d, hidden) if c == 0 else None
+            a, logp, v = net.act_batch(d, self.rng, value_of=value_of, h=h)
             actions[rows] = a
             if c == 0:
                 self._record(rows, seat[rows], obs[rows], obs_bits[rows], kept_bits, a, logp, v, d)
@@ -513,13 +514,15 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             self._counters["audit_mass_outside"] += float(p[~kept].sum())
         return d, h, kept_bits
 
-    def _value_of(self, hidden: np.ndarray | None):
-        """The learner's value for GAE: with the privileged critic, the value head plus what
-        the hidden hands add (never the policy's input)."""
-        if hidden is None or not self.heads_cfg.privileged:
+    def _value_of(self, d, hidden: np.ndarray | None):
+        """The learner's value for GAE of the decisions ``d``: with the separate critic, its
+        own; with the privileged critic, plus what the hidden hands add (never the policy's
+        input); ``None``: the policy's value head."""
+        if not (self.heads_cfg.separate or self.heads_cfg.privileged):
             return None
-        net, heads, hid = self.net, self.heads, torch.from_numpy(hidden)
-        return lambda h: net.value_head(h).squeeze(-1) + heads.value_correction(h, hid)
+        net, heads = self.net, self.heads
+        hid = None if hidden is None else torch.from_numpy(hidden)
+        return lambda h: heads.value(net, d, h, hid)
 
     def _record(self, rows, seats, obs, obs_bits, mask_bits, actions, logp, values, d) -> None:
         st = self._store

@@ -5,6 +5,11 @@
   ``v(s) = value_head(h) + u · relu(A [hidden hands] + B h + c)``, ``u`` zero at start, so
   the warm start's value carries over. It lives here, never in ``CandidateNet``: the policy's
   logits do not read it, ``policy.pt`` does not hold it, and agents cannot use it.
+* **A separate critic.** The value for GAE from a network of its own (``StateEncoder`` and a
+  value head, the policy's trunk sizes), copied from the warm start's policy so that its value
+  carries over; afterwards the value loss trains it alone and the policy's trunk learns from
+  the policy's loss only (its ``value_head`` is frozen). With the privileged critic too, the
+  hidden-hands branch reads the separate critic's encoding.
 * **A belief head.** For each card kind the other three hands hold, which seat holds each
   copy: a softmax over the three seats per kind from the trunk's output ``h``, trained by the
   log loss of the true split (the labels are the same hidden hands). Its loss is reported
@@ -24,6 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.candidate_net import CandidateNet, Decisions, StateEncoder
 from guandan_env.core.cards import NUM_FACES
 
 OTHERS = (1, 2, 3)  # seats after the actor: next, partner, previous
@@ -34,22 +40,29 @@ OUTCOMES = np.array([-3, -2, -1, 1, 2, 3], dtype=np.int64)  # a deal's reward fo
 @dataclass(frozen=True)
 class HeadsConfig:
     privileged: bool = False  # the critic also reads the three other hands
+    separate: bool = False  # the critic is a network of its own, not the policy's value head
     width: int = 128  # hidden width of the privileged branch
     belief_coeff: float = 0.0  # weight of the belief head's log loss (0: no head)
     outcome_coeff: float = 0.0  # weight of the outcome head's log loss (0: no head)
 
     @property
     def any(self) -> bool:
+        return self.separate or self.labels
+
+    @property
+    def labels(self) -> bool:
+        """Whether samples must ship the hidden hands and the outcome (their labels)."""
         return self.privileged or self.belief_coeff > 0 or self.outcome_coeff > 0
 
     @classmethod
     def from_dict(cls, d: dict | None) -> HeadsConfig:
         d = dict(d or {})
         cfg = cls(
-            bool(d.get("privileged", False)),
-            int(d.get("width", 128)),
-            float(d.get("belief_coeff", 0.0)),
-            float(d.get("outcome_coeff", 0.0)),
+            privileged=bool(d.get("privileged", False)),
+            separate=bool(d.get("separate", False)),
+            width=int(d.get("width", 128)),
+            belief_coeff=float(d.get("belief_coeff", 0.0)),
+            outcome_coeff=float(d.get("outcome_coeff", 0.0)),
         )
         if cfg.width < 1 or cfg.belief_coeff < 0 or cfg.outcome_coeff < 0:
             raise ValueError("critic.width must be >= 1 and the head coefficients >= 0")
@@ -70,12 +83,38 @@ def outcome_class(reward: torch.Tensor) -> torch.Tensor:
     return torch.where(r < 0, r + 3, r + 2)
 
 
-class TrainingHeads(nn.Module):
-    """The heads of ``HeadsConfig`` over a trunk of width ``trunk_width``."""
+CRITIC_PARTS = ("obs_embed.", "dense_in.", "trunk.", "value_head.")  # what it takes from a policy
 
-    def __init__(self, trunk_width: int, cfg: HeadsConfig) -> None:
+
+def critic_state(policy: dict) -> dict:
+    """The separate critic's weights (``TrainingHeads.critic``) from a policy's state dict:
+    its encoder and value head, so that the critic starts with the policy's value."""
+    return {k: v for k, v in policy.items() if k.startswith(CRITIC_PARTS)}
+
+
+class SeparateCritic(StateEncoder):
+    """A value network of its own: ``value_head(h(s))`` over an encoder of its own."""
+
+    def __init__(self, trunk: list[int]) -> None:
+        super().__init__(trunk)
+        self.value_head = nn.Linear(trunk[-1], 1)
+
+    def encode(self, d: Decisions) -> torch.Tensor:
+        return self(d)
+
+
+class TrainingHeads(nn.Module):
+    """The heads of ``HeadsConfig`` over a policy trunk of sizes ``trunk`` (a list) or of
+    output width ``trunk`` (an int; no separate critic)."""
+
+    def __init__(self, trunk: int | list[int], cfg: HeadsConfig) -> None:
         super().__init__()
         self.cfg = cfg
+        trunk_width = trunk if isinstance(trunk, int) else trunk[-1]
+        if cfg.separate:
+            if isinstance(trunk, int):
+                raise ValueError("a separate critic needs the trunk's sizes, not its width")
+            self.critic = SeparateCritic(list(trunk))
         if cfg.privileged:
             self.hidden_in = nn.Linear(HIDDEN_DIM, cfg.width)
             self.trunk_in = nn.Linear(trunk_width, cfg.width, bias=False)
@@ -86,6 +125,22 @@ class TrainingHeads(nn.Module):
             self.belief = nn.Linear(trunk_width, HIDDEN_DIM)
         if cfg.outcome_coeff > 0:
             self.outcome = nn.Linear(trunk_width, len(OUTCOMES))
+
+    def value(
+        self, net: CandidateNet, d: Decisions, h: torch.Tensor, hidden: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The value GAE uses and the value loss fits, ``(N,)``: the policy's value head on its
+        trunk output ``h``, or the separate critic's; plus the hidden hands' correction."""
+        if self.cfg.separate:
+            h = self.critic.encode(d)
+            v = self.critic.value_head(h).squeeze(-1)
+        else:
+            v = net.value_head(h).squeeze(-1)
+        if self.cfg.privileged:
+            if hidden is None:
+                raise ValueError("the privileged critic needs the hidden hands")
+            v = v + self.value_correction(h, hidden)
+        return v
 
     def value_correction(self, h: torch.Tensor, hidden: torch.Tensor) -> torch.Tensor:
         """What the hidden hands add to the value head's estimate, ``(N,)``."""

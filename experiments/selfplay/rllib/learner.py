@@ -106,7 +106,9 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
         # training-only heads (``heads``): a privileged critic, belief and outcome heads
         self.heads_cfg = HeadsConfig.from_dict((self.model_config or {}).get("heads"))
         if self.heads_cfg.any:
-            self.heads = TrainingHeads(self.net.model_config["trunk"][-1], self.heads_cfg)
+            self.heads = TrainingHeads(self.net.model_config["trunk"], self.heads_cfg)
+        if self.heads_cfg.separate:  # the critic's own value head replaces the policy's
+            self.net.value_head.requires_grad_(False)
 
     def decisions(self, batch: dict):
         return batch_decisions(batch, self.net.features)
@@ -114,11 +116,12 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
     def _forward(self, batch: dict, **kwargs) -> dict:
         d = self.decisions(batch)
         h = self.net.encode(d)
-        logits, values = self.net.score(d, h), self.net.value_head(h).squeeze(-1)
-        out = {"logits": logits, "h": h}
-        if self.heads_cfg.privileged:  # the value GAE used: it also read the hidden hands
-            values = values + self.heads.value_correction(h, _tensor(batch["hidden"]))
-        out["values"] = values
+        out = {"logits": self.net.score(d, h), "h": h}
+        if self.heads_cfg.separate or self.heads_cfg.privileged:  # the value GAE used
+            hidden = _tensor(batch["hidden"]) if self.heads_cfg.privileged else None
+            out["values"] = self.heads.value(self.net, d, h, hidden)
+        else:
+            out["values"] = self.net.value_head(h).squeeze(-1)
         out.update({k: getattr(d, k) for k in DECISION_TENSORS})  # the loss reuses the inputs
         return out
 
