@@ -120,7 +120,7 @@ def test_decisions_with_few_candidates_are_planned_in_full_at_once():
         assert torch.equal(getattr(d, field), getattr(ref, field)), field
 
 
-@pytest.mark.parametrize("heads", [{}, {"privileged": True}])
+@pytest.mark.parametrize("heads", [{}, {"privileged": True}, {"separate": True}])
 def test_the_learner_recomputes_the_acting_log_probabilities_of_a_pruned_sample(heads):
     """The sample's masks hold the kept candidates: the learner's inputs (shipped rows, the
     masks' candidates) give back the log-probability each action was sampled with."""
