@@ -65,6 +65,12 @@ class Runners:
         "decisions with one legal action are played without the network and never become "
         "learner samples (no policy gradient; the GAE chain skips them)",
     )
+    skip_confident: float = option(
+        0.0,
+        "0: off; p in (0, 1): decisions whose sampled action had probability >= p are played "
+        "but never become learner samples (their policy gradient is ~(1 - p) of a full one), "
+        "and the GAE chain skips them as it skips forced ones",
+    )
     plan_top_k: int = option(
         0,
         "0: plan every candidate; k >= 2: a decision with more than k candidates plans only "
@@ -315,6 +321,11 @@ def validate(cfg: RunConfig) -> RunConfig:
             "runners.plan_top_k must be 0 (plan every candidate) or >= 2 (one kept candidate "
             f"leaves no choice), got {r.plan_top_k}"
         )
+    if not 0.0 <= r.skip_confident < 1.0:
+        raise ValueError(
+            "runners.skip_confident must be 0 (off) or a probability in (0, 1), got "
+            f"{r.skip_confident}"
+        )
     if r.sample_ahead < 1:
         raise ValueError("runners.sample_ahead must be >= 1")
     if not 0 <= cfg.ray.worker_niceness <= 19:
@@ -401,6 +412,7 @@ def runner_config(cfg: RunConfig) -> dict[str, Any]:
         "idle_from": r.num + 1 if r.idle else 0,  # remote runners' worker indices: 1, 2, …
         "idle_tables": r.idle_tables,
         "skip_forced": r.skip_forced,
+        "skip_confident": r.skip_confident,
         "plan_top_k": r.plan_top_k,
         "self_share": lg.self_share,
         "pfsp_power": lg.pfsp_power,

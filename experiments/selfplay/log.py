@@ -28,6 +28,8 @@ METRICS = (
     Metric("env_steps_per_s", "perf/samples_per_s"),
     Metric("game_steps_per_s", "perf/game_steps_per_s"),
     Metric("forced_share", "perf/forced_share"),  # game decisions with one legal action
+    # game decisions the learner played but kept out of its samples (runners.skip_confident)
+    Metric("confident_share", "perf/confident_share"),
     # legal candidates planned in full (below 1 with runners.plan_top_k)
     Metric("planned_share", "perf/planned_share"),
     # the policy's mass outside the kept candidates, audited every AUDIT_EVERY runner steps

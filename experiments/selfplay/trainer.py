@@ -540,6 +540,7 @@ class SelfPlayTrainer:
         lags = info.get("policy_lags") or [None] * len(rm)
         gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
         forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
+        confident = sum(int(m.get("num_confident_steps", 0)) for m in rm)
         cands = sum(int(m.get("num_candidates", 0)) for m in rm)
         planned = sum(int(m.get("num_candidates_planned", 0)) for m in rm)
         audited = sum(int(m.get("audit_decisions", 0)) for m in rm)
@@ -554,6 +555,7 @@ class SelfPlayTrainer:
             "env_steps_per_s": steps / dt if dt > 0 else 0.0,
             "game_steps_per_s": gsteps / dt if dt > 0 else 0.0,
             "forced_share": forced / gsteps if gsteps else None,
+            "confident_share": confident / gsteps if gsteps else None,
             "planned_share": planned / cands if cands else None,
             "pruned_mass": audit_mass / audited if audited else None,
             **learner_columns(ln),

@@ -284,6 +284,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             "env_steps": 0,
             "game_steps": 0,
             "forced_steps": 0,
+            "confident_steps": 0,  # learner decisions played but not kept (skip_confident)
             "candidates": 0,  # legal candidates of the decisions the network saw
             "candidates_planned": 0,  # of them, those planned in full (all without plan_top_k)
             "audit_decisions": 0,  # decisions scored in full as well (pruned_planning)
@@ -483,9 +484,23 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             a, logp, v = net.act_batch(d, self.rng, value_of=value_of, h=h)
             actions[rows] = a
             if c == 0:
-                self._record(rows, seat[rows], obs[rows], obs_bits[rows], kept_bits, a, logp, v, d)
+                keep = self._learner_samples(logp)
+                self._record(
+                    rows[keep],
+                    seat[rows[keep]],
+                    obs[rows[keep]],
+                    obs_bits[rows[keep]],
+                    kept_bits[keep],
+                    a[keep],
+                    logp[keep],
+                    v[keep],
+                    d,
+                    keep,
+                )
                 if hidden is not None:
-                    self._store.cols["hidden"][self._last[rows, seat[rows]]] = hidden
+                    self._store.cols["hidden"][self._last[rows[keep], seat[rows[keep]]]] = hidden[
+                        keep
+                    ]
         self._counters["game_steps"] += b
         self._steps += 1
         self._obs, self._mask, self._seat, rewards, done, _ = env.step(actions)
@@ -524,10 +539,30 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         hid = None if hidden is None else torch.from_numpy(hidden)
         return lambda h: heads.value(net, d, h, hid)
 
-    def _record(self, rows, seats, obs, obs_bits, mask_bits, actions, logp, values, d) -> None:
+    def _learner_samples(self, logp: np.ndarray) -> np.ndarray:
+        """Which of the learner's decisions become samples: with ``skip_confident`` = p,
+        those whose sampled action had probability below p (the others stay out of the
+        store, so the GAE chain skips them like forced ones); all of them otherwise."""
+        p = float(self.settings["skip_confident"])
+        if p <= 0:
+            return np.arange(logp.size)
+        keep = np.flatnonzero(logp < np.log(p))
+        self._counters["confident_steps"] += logp.size - keep.size
+        return keep
+
+    def _record(
+        self, rows, seats, obs, obs_bits, mask_bits, actions, logp, values, d, keep
+    ) -> None:
+        """Store the decisions ``keep`` (indices into ``d``'s decisions; ``rows`` and the
+        other arrays hold those alone), linked into their seats' trajectories."""
         st = self._store
-        counts = np.bincount(d.rows.numpy(), minlength=rows.size)
-        s = st.append(d.dense[:, 1:].numpy(), d.rest.numpy(), counts)
+        counts = np.bincount(d.rows.numpy(), minlength=d.n)
+        dense, rest = d.dense[:, 1:].numpy(), d.rest.numpy()
+        if keep.size < d.n:
+            kept = np.zeros(d.n, dtype=bool)
+            kept[keep] = True
+            dense, rest, counts = dense[keep], rest[kept[d.rows.numpy()]], counts[keep]
+        s = st.append(dense, rest, counts)
         c = st.cols
         c["obs_bits"][s] = obs_bits
         c["obs_scalar"][s] = obs[:, SCALAR_INDEX]
@@ -597,6 +632,7 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             NUM_ENV_STEPS_SAMPLED: self._counters["env_steps"],
             "num_game_steps": self._counters["game_steps"],
             "num_forced_steps": self._counters["forced_steps"],
+            "num_confident_steps": self._counters["confident_steps"],
             "num_episodes": self._counters["episodes"],
             "plan_cache_hit_rate": self._plans.hit_rate,
             "num_candidates": self._counters["candidates"],
