@@ -67,6 +67,7 @@ def throughput(rows: list[dict[str, float | None]]) -> dict[str, Any]:
     iter_s = median(r["iter_s"] for r, _ in clean)
     wait_s = median(r.get("sample_wait_s") or 0.0 for r, _ in clean)
     forced = [r["forced_share"] for r, _ in clean if r.get("forced_share") is not None]
+    confident = [r["confident_share"] for r, _ in clean if r.get("confident_share") is not None]
     runner_wall = sum(r["runner_sample_s"] for r, _ in main)
     return {
         "iterations": len(clean),
@@ -74,6 +75,8 @@ def throughput(rows: list[dict[str, float | None]]) -> dict[str, Any]:
         "median_learner_samples_per_s": round(median(r["env_steps_per_s"] for r, _ in clean)),
         "median_game_decisions_per_s": round(median(r["game_steps_per_s"] for r, _ in clean)),
         "median_forced_share": round(median(forced), 4) if forced else None,
+        # played by the learner's policy but kept out of its samples (runners.skip_confident)
+        "median_confident_share": round(median(confident), 4) if confident else None,
         # every iteration: background evaluations run on idle CPU, so with eval.idle their
         # iterations are no slower, and the ones without are mostly the first minutes
         "all_median_learner_samples_per_s": round(median(r["env_steps_per_s"] or 0 for r in rows)),
@@ -96,6 +99,9 @@ def fmt_throughput(t: dict[str, Any]) -> str:
         return "throughput: no iteration ran without an evaluation"
     forced = t["median_forced_share"]
     forced_txt = f", {forced:.0%} of them forced" if forced is not None else ""
+    confident = t.get("median_confident_share")
+    if confident:
+        forced_txt += f", {confident:.0%} confident (played, not learner samples)"
     idle = t["idle_runner_share"]
     idle_txt = f" (idle runners: {idle:.0%} of the samples)" if idle else ""
     ceilings = (

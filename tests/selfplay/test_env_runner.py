@@ -141,6 +141,53 @@ def test_forced_decisions_skip_the_network_and_the_learner_batch():
     assert set(np.unique(np.round(kept["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
 
 
+def _peaked_runner_after(steps: int, **overrides):
+    """A local runner whose scorer is scaled up (most sampled actions then have probability
+    >= 0.9), after exactly ``steps`` lockstep steps, and its finished decisions (``sample()``
+    may step further, by the complete decisions it counts, which skipping changes)."""
+    runner = _local_runner(5, **{"lambda": 1.0}, **overrides)
+    with torch.no_grad():
+        runner.net.scorer[-1].weight.mul_(1e4)
+    runner._ensure_env()
+    for _ in range(steps):
+        runner._step()
+    return runner, runner._store.take_complete(runner._last)
+
+
+def test_confident_decisions_are_played_but_never_learner_samples():
+    """``skip_confident`` = p: the same games are played (same actions, same RNG draws), and
+    the samples are exactly the decisions whose sampled action had probability below p, with
+    GAE along the chain without the others: with γ = λ = 1 each target is the seat's final
+    reward, so the samples equal the full run's, filtered (targets up to float rounding)."""
+    from experiments.selfplay.rllib.env_runner import take_rows
+
+    full_runner, full = _peaked_runner_after(400)
+    runner, kept = _peaked_runner_after(400, skip_confident=0.9)
+    confident = runner.get_metrics()["num_confident_steps"]
+    assert np.array_equal(full_runner._obs, runner._obs)  # the same games, step for step
+    assert confident > 0 and 0 < len(kept["actions"]) < len(full["actions"])
+    assert kept["logp"].max() < np.log(0.9)
+    expected = take_rows(full, np.flatnonzero(full["logp"] < np.log(0.9)))
+    for k, v in kept.items():
+        if k in ("advantages", "value_targets"):
+            np.testing.assert_allclose(v, expected[k], atol=1e-5, err_msg=k)
+        else:
+            assert np.array_equal(v, expected[k]), k
+    assert set(np.unique(np.round(kept["value_targets"]))) <= {-3.0, -2.0, -1.0, 1.0, 2.0, 3.0}
+    assert full_runner.get_metrics()["num_confident_steps"] == 0  # off by default
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.0, 1.5])
+def test_a_confidence_threshold_outside_0_1_is_refused_before_anything_runs(p):
+    from experiments.selfplay.config import load_config
+    from experiments.selfplay.rllib.env_runner import check_runner_config
+
+    with pytest.raises(ValueError, match=r"runners.skip_confident must be 0 \(off\) or a"):
+        load_config(None, [f"runners.skip_confident={p}"])
+    with pytest.raises(ValueError, match=r"skip_confident must be 0 \(off\) or a"):
+        check_runner_config({"skip_confident": p})
+
+
 @pytest.mark.parametrize("plan_top_k", [0, 3])
 def test_shipped_candidate_features_equal_recomputed_ones_in_every_minibatch(plan_top_k):
     """The runner ships each decision's state and candidate blocks (computed when it acted);

@@ -74,6 +74,18 @@ def test_a_learner_that_never_waits_binds(tmp_path):
     assert t["binds"] == "learner" and t["idle_runner_share"] == 0.0
 
 
+def test_the_confident_share_is_reported_when_decisions_were_kept_out(tmp_path):
+    rows = [_row(i, 1000 * i, 1.0, wait=0.2, runner_s=0.8, cpu=0.7) for i in range(1, 4)]
+    t = throughput(read_progress(_write(tmp_path, rows)))
+    assert t["median_confident_share"] is None  # runs before runners.skip_confident
+    assert "confident" not in fmt_throughput(t)
+    for r, share in zip(rows, (0.2, 0.3, 0.4), strict=True):
+        r["confident_share"] = share
+    t = throughput(read_progress(_write(tmp_path, rows)))
+    assert t["median_confident_share"] == 0.3
+    assert "25% of them forced, 30% confident (played, not learner samples)" in fmt_throughput(t)
+
+
 def test_no_clean_iteration_and_missing_run_are_reported(tmp_path):
     assert throughput(read_progress(_write(tmp_path, [_row(1, 100, 1.0, ev=1)]))) == {}
     assert "no iteration ran without an evaluation" in fmt_throughput({})

@@ -90,6 +90,11 @@ def check_runner_config(cfg: dict | None) -> dict:
         raise ValueError(
             f"plan_top_k must be 0 (plan every candidate) or >= 2, got {out['plan_top_k']}"
         )
+    if not 0.0 <= float(out["skip_confident"]) < 1.0:
+        raise ValueError(
+            f"skip_confident must be 0 (off) or a probability in (0, 1), got "
+            f"{out['skip_confident']}"
+        )
     if not 0.0 <= float(out["self_share"]) <= 1.0:
         raise ValueError(f"self_share must be in [0, 1], got {out['self_share']}")
     if out["game"].get("mode", "deal") != "deal":
