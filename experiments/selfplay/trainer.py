@@ -112,6 +112,9 @@ class SelfPlayTrainer:
         self.ckpt_root = run_dir / "checkpoints"
         self.iteration = 0
         self.env_steps = 0
+        # the schedules' clock (lr, entropy, anchor, the weight average): learner samples plus
+        # the decisions runners.skip_confident kept out of them (equal without it)
+        self.choices = 0
         self.game_steps = 0
         self.elapsed = 0.0  # seconds of this run over all its sessions (warm start included)
         self.warm_start_s = 0.0
@@ -156,7 +159,7 @@ class SelfPlayTrainer:
                 self._start_critic_from(self.bc_state)
         self._install_anchor()
         self._record_placement()
-        self.algo.samples_lifetime = self.env_steps
+        self.algo.samples_lifetime = self.choices
         if self.ema is None and self.cfg.ema.half_life_samples > 0:
             self.ema = {k: v.astype(np.float32, copy=True) for k, v in self.main_state().items()}
         self.push_league()
@@ -363,6 +366,7 @@ class SelfPlayTrainer:
         state = {
             "iteration": self.iteration,
             "env_steps": self.env_steps,
+            "choices": self.choices,
             "game_steps": self.game_steps,
             "elapsed": self.now(),
             "warm_start_s": self.warm_start_s,
@@ -389,6 +393,7 @@ class SelfPlayTrainer:
         state = json.loads((ckpt / "trainer_state.json").read_text())
         self.iteration = int(state["iteration"])
         self.env_steps = int(state["env_steps"])
+        self.choices = int(state.get("choices", self.env_steps))  # older runs: equal
         self.game_steps = int(state["game_steps"])
         self.elapsed = float(state["elapsed"])
         self.warm_start_s = float(state.get("warm_start_s", 0.0))
@@ -533,8 +538,10 @@ class SelfPlayTrainer:
         info = self.algo.last_info
         steps = int(info["env_steps"])
         self.env_steps += steps
-        self._average_weights(steps)
         rm = info["runner_metrics"]
+        choices = steps + sum(int(m.get("num_confident_steps", 0)) for m in rm)
+        self.choices += choices
+        self._average_weights(choices)
         main = [m for m in rm if not m.get("idle")]
         idle = [m for m in rm if m.get("idle")]
         lags = info.get("policy_lags") or [None] * len(rm)

@@ -53,7 +53,9 @@ class GuandanPPO(PPO):
     """PPO whose training step feeds the learner pre-batched samples (module docstring)."""
 
     last_info: dict[str, Any] = {}
-    samples_lifetime: int = 0  # learner samples so far (the trainer sets it on resume)
+    # the schedules' clock: learner samples so far plus the confident decisions kept out of
+    # them (the trainer sets it on resume)
+    samples_lifetime: int = 0
     _queued: dict[int, int] | None = None  # runner id -> sample() requests not collected
     # the local learner's weights version after each iteration (RLlib's weights sequence
     # number), oldest first: dates the weights a sample was acted with
@@ -91,8 +93,9 @@ class GuandanPPO(PPO):
         # gradient all-reduce waits for all), so a pass of fewer than n decisions is dropped.
         n_learners = 1 if self.learner_group.is_local else len(self.learner_group)
         # the learner's schedules (lr, entropy, anchor) read the samples seen, this batch's
-        # included, as RLlib's own PPO counts them
-        self.samples_lifetime += n
+        # included, as RLlib's own PPO counts them; decisions kept out as confident
+        # (runners.skip_confident) count too: the schedules follow the play, not the pruning
+        self.samples_lifetime += n + sum(int(m.get("num_confident_steps", 0)) for m in metrics)
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self.samples_lifetime}
         lags = self._policy_lags(metrics)
         results = []
