@@ -23,6 +23,9 @@ METRICS = (
     Metric("iteration"),
     Metric("env_steps"),  # learner samples
     Metric("game_steps"),  # decisions played in the runners
+    # the schedules' clock: learner samples plus the confident decisions kept out of them
+    # (runners.skip_confident; equal to env_steps without it)
+    Metric("choices"),
     Metric("time_s"),
     Metric("iter_s", "perf/iteration_s"),
     Metric("env_steps_per_s", "perf/samples_per_s"),

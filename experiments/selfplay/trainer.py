@@ -557,6 +557,7 @@ class SelfPlayTrainer:
         row: dict[str, Any] = {
             "iteration": self.iteration,
             "env_steps": self.env_steps,
+            "choices": self.choices,
             "game_steps": self.game_steps,
             "iter_s": dt,
             "env_steps_per_s": steps / dt if dt > 0 else 0.0,
@@ -651,6 +652,7 @@ class SelfPlayTrainer:
             "stopped_by": reason,
             "iterations": self.iteration,
             "env_steps": self.env_steps,
+            "choices": self.choices,
             "game_steps": self.game_steps,
             "train_seconds": round(self.elapsed, 1),
             "warm_start_seconds": round(self.warm_start_s, 1),

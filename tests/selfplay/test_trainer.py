@@ -7,6 +7,7 @@ Runs that start Ray go through subprocesses with hard timeouts, so a Ray hang ca
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -89,10 +90,15 @@ SMOKE_SCHEDULES = [
 ]
 
 
+# confident decisions kept out of the samples: the schedules still run on every choice played
+SMOKE_OVERRIDES = ["runners.skip_confident=0.5"]
+
+
 def _check_schedules_moved(run: Path) -> None:
     """Every progress row's optimizer lr (read off the optimizer by RLlib), entropy and
     anchor coefficients (the values the loss used) equal their schedules at that row's
-    learner samples, and they changed from row to row."""
+    decisions with a choice (learner samples plus the confident ones kept out: ``choices``),
+    and they changed from row to row."""
     import csv
 
     from experiments.common.typed_config import Schedule
@@ -103,7 +109,7 @@ def _check_schedules_moved(run: Path) -> None:
         column = {"anchor.coeff": "anchor_coeff"}.get(key, key.split(".")[-1])
         sched = Schedule.parse(key, yaml.safe_load(raw))
         got = [float(r[column]) for r in rows]
-        want = [sched.value_at(int(r["env_steps"])) for r in rows]
+        want = [sched.value_at(int(r["choices"])) for r in rows]  # the schedules' clock
         assert np.allclose(got, want, rtol=1e-5, atol=1e-9), (key, got, want)
         assert len(set(np.round(got, 9))) > 1, (key, got)
 
@@ -111,7 +117,9 @@ def _check_schedules_moved(run: Path) -> None:
 def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     runs = tmp_path / "runs"
     t0 = time.perf_counter()
-    out = _run_python(SMOKE_SCRIPT, [str(runs), *SMOKE_SCHEDULES], SMOKE_TIMEOUT_S)
+    out = _run_python(
+        SMOKE_SCRIPT, [str(runs), *SMOKE_SCHEDULES, *SMOKE_OVERRIDES], SMOKE_TIMEOUT_S
+    )
     run = runs / "smoke"
     assert "warm start done" in out and "resumed" in out, out[-3000:]
     for it in (1, 2, 3, 4):
@@ -124,6 +132,10 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     assert ckpts == ["iter_000003", "iter_000004"], ckpts
     state = json.loads((run / "checkpoints" / "iter_000004" / "trainer_state.json").read_text())
     assert state["iteration"] == 4 and state["env_steps"] > 0 and state["bc"]
+    # some confident decisions were kept out, and the clock counted them through the resume
+    kept_out = [float(r["confident_share"]) for r in csv.DictReader((run / "progress.csv").open())]
+    assert min(kept_out) >= 0 and max(kept_out) > 0
+    assert state["choices"] > state["env_steps"]
     summary = json.loads((run / "summary.json").read_text())
     assert summary["env_steps"] == state["env_steps"] and summary["train_seconds"] > 0
     assert set(summary["final_eval"]) == {"random", "heuristic"}
