@@ -150,7 +150,7 @@ def to_yaml(cfg: Any, width: int = 96) -> str:
 def _comment(text: str, indent: str, width: int) -> list[str]:
     return (
         textwrap.wrap(
-            text,
+            " ".join(text.split()),  # a docstring's line breaks and indentation: one space
             width - len(indent) - 2,
             initial_indent=f"{indent}# ",
             subsequent_indent=f"{indent}# ",

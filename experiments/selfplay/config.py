@@ -154,7 +154,9 @@ class WeightAverage:
     raw weights; agents and evaluations play it, resume continues the raw weights."""
 
     half_life_samples: int = option(
-        2_000_000, "learner samples over which an old weight's share halves (0: no average)"
+        2_000_000,
+        "learner samples (with runners.skip_confident: choices, the confident decisions kept "
+        "out counted too) over which an old weight's share halves (0: no average)",
     )
 
 
@@ -470,7 +472,9 @@ def config_help() -> str:
     out = []
     for key, default, text in rows:
         out.append(f"{key:<{width}}  {default}")
-        out += textwrap.wrap(text, 96, initial_indent="    ", subsequent_indent="    ")
+        out += textwrap.wrap(
+            " ".join(text.split()), 96, initial_indent="    ", subsequent_indent="    "
+        )
     return "\n".join(out)
 
 

@@ -103,7 +103,8 @@ class CandidatePPOModule(TorchRLModule, ValueFunctionAPI):
         # RLlib merges its own default model keys in; keep the network's (validated upstream)
         cfg = {k: v for k, v in (self.model_config or {}).items() if k in DEFAULT_MODEL_CONFIG}
         self.net = CandidateNet(cfg)
-        # training-only heads (``heads``): a privileged critic, belief and outcome heads
+        # training-only heads (``heads``): a separate or privileged critic, belief and outcome
+        # heads
         self.heads_cfg = HeadsConfig.from_dict((self.model_config or {}).get("heads"))
         if self.heads_cfg.any:
             self.heads = TrainingHeads(self.net.model_config["trunk"], self.heads_cfg)
