@@ -539,15 +539,14 @@ class SelfPlayTrainer:
         steps = int(info["env_steps"])
         self.env_steps += steps
         rm = info["runner_metrics"]
-        choices = steps + sum(int(m.get("num_confident_steps", 0)) for m in rm)
-        self.choices += choices
-        self._average_weights(choices)
+        confident = sum(int(m.get("num_confident_steps", 0)) for m in rm)
+        self.choices += steps + confident
+        self._average_weights(steps + confident)
         main = [m for m in rm if not m.get("idle")]
         idle = [m for m in rm if m.get("idle")]
         lags = info.get("policy_lags") or [None] * len(rm)
         gsteps = sum(int(m.get("num_game_steps", 0)) for m in rm)
         forced = sum(int(m.get("num_forced_steps", 0)) for m in rm)
-        confident = sum(int(m.get("num_confident_steps", 0)) for m in rm)
         cands = sum(int(m.get("num_candidates", 0)) for m in rm)
         planned = sum(int(m.get("num_candidates_planned", 0)) for m in rm)
         audited = sum(int(m.get("audit_decisions", 0)) for m in rm)

@@ -490,22 +490,10 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             actions[rows] = a
             if c == 0:
                 keep = self._learner_samples(logp)
-                self._record(
-                    rows[keep],
-                    seat[rows[keep]],
-                    obs[rows[keep]],
-                    obs_bits[rows[keep]],
-                    kept_bits[keep],
-                    a[keep],
-                    logp[keep],
-                    v[keep],
-                    d,
-                    keep,
-                )
+                self._record(rows, seat, obs, obs_bits, kept_bits, a, logp, v, d, keep)
                 if hidden is not None:
-                    self._store.cols["hidden"][self._last[rows[keep], seat[rows[keep]]]] = hidden[
-                        keep
-                    ]
+                    kept = rows[keep]
+                    self._store.cols["hidden"][self._last[kept, seat[kept]]] = hidden[keep]
         self._counters["game_steps"] += b
         self._steps += 1
         self._obs, self._mask, self._seat, rewards, done, _ = env.step(actions)
@@ -555,11 +543,10 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
         self._counters["confident_steps"] += logp.size - keep.size
         return keep
 
-    def _record(
-        self, rows, seats, obs, obs_bits, mask_bits, actions, logp, values, d, keep
-    ) -> None:
-        """Store the decisions ``keep`` (indices into ``d``'s decisions; ``rows`` and the
-        other arrays hold those alone), linked into their seats' trajectories."""
+    def _record(self, rows, seat, obs, obs_bits, mask_bits, actions, logp, values, d, keep):
+        """Store the decisions ``keep`` (indices into ``rows``, the tables of ``d``'s
+        decisions; ``obs``, ``obs_bits`` and ``seat`` are per table, the rest per decision),
+        each linked into its seat's trajectory."""
         st = self._store
         counts = np.bincount(d.rows.numpy(), minlength=d.n)
         dense, rest = d.dense[:, 1:].numpy(), d.rest.numpy()
@@ -567,10 +554,14 @@ class VectorEnvRunner(EnvRunner, Checkpointable):
             kept = np.zeros(d.n, dtype=bool)
             kept[keep] = True
             dense, rest, counts = dense[keep], rest[kept[d.rows.numpy()]], counts[keep]
+        rows, mask_bits, actions, logp, values = (
+            x[keep] for x in (rows, mask_bits, actions, logp, values)
+        )
+        seats = seat[rows]
         s = st.append(dense, rest, counts)
         c = st.cols
-        c["obs_bits"][s] = obs_bits
-        c["obs_scalar"][s] = obs[:, SCALAR_INDEX]
+        c["obs_bits"][s] = obs_bits[rows]
+        c["obs_scalar"][s] = obs[rows, SCALAR_INDEX]
         c["mask_bits"][s] = mask_bits
         c["actions"][s] = actions
         c["logp"][s] = logp
