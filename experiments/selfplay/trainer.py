@@ -539,7 +539,7 @@ class SelfPlayTrainer:
         steps = int(info["env_steps"])
         self.env_steps += steps
         rm = info["runner_metrics"]
-        confident = sum(int(m.get("num_confident_steps", 0)) for m in rm)
+        confident = int(info.get("confident_steps", 0))
         self.choices += steps + confident
         self._average_weights(steps + confident)
         main = [m for m in rm if not m.get("idle")]

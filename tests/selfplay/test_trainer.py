@@ -99,8 +99,6 @@ def _check_schedules_moved(run: Path) -> None:
     anchor coefficients (the values the loss used) equal their schedules at that row's
     decisions with a choice (learner samples plus the confident ones kept out: ``choices``),
     and they changed from row to row."""
-    import csv
-
     from experiments.common.typed_config import Schedule
 
     rows = list(csv.DictReader((run / "progress.csv").open()))

@@ -95,7 +95,8 @@ class GuandanPPO(PPO):
         # the learner's schedules (lr, entropy, anchor) read the samples seen, this batch's
         # included, as RLlib's own PPO counts them; decisions kept out as confident
         # (runners.skip_confident) count too: the schedules follow the play, not the pruning
-        self.samples_lifetime += n + sum(int(m.get("num_confident_steps", 0)) for m in metrics)
+        confident = sum(int(m.get("num_confident_steps", 0)) for m in metrics)
+        self.samples_lifetime += n + confident
         timesteps = {NUM_ENV_STEPS_SAMPLED_LIFETIME: self.samples_lifetime}
         lags = self._policy_lags(metrics)
         results = []
@@ -118,6 +119,7 @@ class GuandanPPO(PPO):
         learner = results[0].get(DEFAULT_MODULE_ID, {}) if results else {}
         self.last_info = {
             "env_steps": n,
+            "confident_steps": confident,  # played, kept out of the samples (skip_confident)
             "sample_wait_s": t1 - t0,  # waiting for samples (overlapped sampling: ~0)
             "learn_s": time.perf_counter() - t1,
             "runner_metrics": metrics,
