@@ -4,8 +4,12 @@ One ``VectorEnvRunner`` (the default config: 1,024 tables) plays a shipped model
 (trained play: ~17 candidates per decision, against ~6 for initial weights), and each part
 of a lockstep step is timed in CPU seconds by wrapping its function: the candidate features
 (hand plans, the ``beat`` and ``reply`` blocks, the rest), the network, the engine. Medians
-over ``--repeats`` rounds of ``--calls`` ``sample()`` calls, in milliseconds per step and as
-shares of the step, are printed and written to ``--out`` (JSON).
+over ``--repeats`` rounds of ``--calls`` ``sample()`` calls, in milliseconds per lockstep step
+actually taken and as shares of the step, are printed and written to ``--out`` (JSON).
+
+The rounds start after ``--warmup-steps`` lockstep steps: all tables deal together, so the
+first deals run in phase (long early hands, then short late ones), and a window inside that
+first wave would weigh the phases by how many steps per call the config takes.
 
 The runner binds the default run's throughput (docs/selfplay.md), so this says where a
 speed-up would pay. Parts nest (``candidate rows`` holds the plans, ``beat``, ``reply``);
@@ -41,9 +45,9 @@ PARTS = (
 )
 
 
-def _instrument(spent: Counter) -> list[tuple[Any, str, Any]]:
-    """Wrap every part so that its CPU seconds add up in ``spent[label]``; returns what
-    ``_restore`` puts back."""
+def _instrument(spent: Counter, calls: Counter | None = None) -> list[tuple[Any, str, Any]]:
+    """Wrap every part so that its CPU seconds add up in ``spent[label]`` (and its calls in
+    ``calls[label]``); returns what ``_restore`` puts back."""
     import importlib
 
     originals = []
@@ -60,6 +64,8 @@ def _instrument(spent: Counter) -> list[tuple[Any, str, Any]]:
                 return _inner(*a, **k)
             finally:
                 spent[_label] += time.process_time() - t
+                if calls is not None:
+                    calls[_label] += 1
 
         originals.append((owner, name, inner))
         setattr(owner, name, timed)
@@ -82,38 +88,48 @@ def _runner(model: str, overrides: list[str]):
     cfg = load_config(None, overrides)
     state, _ = load_model_weights(model)
     weights = {k: torch.from_numpy(np.asarray(v)) for k, v in state.items()}
-    return make_runner(cfg, weights), cfg.runners.steps_per_call
+    return make_runner(cfg, weights)
 
 
-def measure(model: str, calls: int, repeats: int, overrides: list[str]) -> dict:
+STEP = PARTS[0][2]
+
+
+def measure(
+    model: str, calls: int, repeats: int, overrides: list[str], warmup_steps: int = 300
+) -> dict:
     spent: Counter = Counter()
-    originals = _instrument(spent)
+    steps: Counter = Counter()
+    originals = _instrument(spent, steps)
     try:
-        runner, steps_per_call = _runner(model, overrides)
-        runner.sample()
-        runner.sample()  # past the first deals' wave
+        runner = _runner(model, overrides)
+        while steps[STEP] < warmup_steps:  # past the first deals' wave
+            runner.sample()
+            runner.get_metrics()
         rounds = []
         for _ in range(repeats):
             spent.clear()
+            steps.clear()
             decisions = 0
             for _ in range(calls):
                 runner.sample()
                 decisions += runner.get_metrics()["num_game_steps"]
-            steps = calls * steps_per_call
+            taken = steps[STEP]
             rounds.append(
                 {
-                    "decisions_per_cpu_s": decisions / spent["step (all)"],
-                    **{label: 1e3 * spent[label] / steps for _, _, label in PARTS},
+                    "decisions_per_cpu_s": decisions / spent[STEP],
+                    "steps": taken,
+                    **{label: 1e3 * spent[label] / taken for _, _, label in PARTS},
                 }
             )
     finally:
         _restore(originals)
-    keys = rounds[0].keys()
+    keys = [k for k in rounds[0] if k != "steps"]
     med = {k: median(r[k] for r in rounds) for k in keys}
     return {
         "model": model,
         "calls": calls,
         "repeats": repeats,
+        "warmup_steps": warmup_steps,
         "overrides": overrides,
         "ms_per_step": {k: round(v, 2) for k, v in med.items() if k != "decisions_per_cpu_s"},
         "share_of_step": {
@@ -129,12 +145,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="default", help="shipped model whose weights play")
     p.add_argument("--calls", type=int, default=4, help="sample() calls per round")
     p.add_argument("--repeats", type=int, default=3, help="rounds (medians over them)")
+    p.add_argument(
+        "--warmup-steps", type=int, default=300, help="lockstep steps played before the rounds"
+    )
     p.add_argument("--out", default="results/bench_runner_parts.json")
     p.add_argument("overrides", nargs="*", help="config overrides key=value, as for selfplay")
     args = p.parse_args(argv)
-    if args.calls < 1 or args.repeats < 1:
-        p.error("--calls and --repeats must be >= 1")
-    out = measure(args.model, args.calls, args.repeats, args.overrides)
+    if args.calls < 1 or args.repeats < 1 or args.warmup_steps < 0:
+        p.error("--calls and --repeats must be >= 1, --warmup-steps >= 0")
+    out = measure(args.model, args.calls, args.repeats, args.overrides, args.warmup_steps)
     print(f"runner, {args.model} weights: {out['decisions_per_cpu_s']:,} decisions per CPU-s")
     for label, ms in out["ms_per_step"].items():
         print(f"  {label:18s} {ms:7.2f} ms per step  {100 * out['share_of_step'][label]:5.1f}%")

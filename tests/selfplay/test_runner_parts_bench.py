@@ -9,9 +9,13 @@ def test_the_parts_are_timed_nest_inside_the_step_and_are_written(tmp_path):
     from experiments.bench.runner_parts import PARTS, main
 
     out = tmp_path / "parts.json"
-    args = ["--calls", "1", "--repeats", "2", "--out", str(out), "runners.tables=16"]
-    assert main(args) == 0
+    args = ["--calls", "1", "--repeats", "2", "--warmup-steps", "30", "--out", str(out)]
+    assert main([*args, "runners.tables=16", "runners.steps_per_call=4"]) == 0
     data = json.loads(out.read_text())
+    assert data["warmup_steps"] == 30
+    # ms per step divides by the steps taken: a call steps on past steps_per_call until
+    # enough deals have ended, so the nominal count would overstate a step's time
+    assert all(r["steps"] >= 4 for r in data["rounds"])
     ms = data["ms_per_step"]
     assert set(ms) == {label for _, _, label in PARTS}
     step = ms["step (all)"]
