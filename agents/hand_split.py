@@ -87,41 +87,72 @@ class _Level:
         hit = _MEMO.get(key)
         if hit is not None:
             return hit
-        if i == NR:
-            res = self._terminal(w, bj, rj)
-        elif j < len(WINDOWS_AT[i]):
-            res = self.solve(i, j + 1, c, w, ot, pp, bj, rj)
-            kind, seq_key, ranks, width = WINDOWS_AT[i][j]
+        while True:
+            if i == NR:
+                res = self._terminal(w, bj, rj)
+                break
+            windows = WINDOWS_AT[i]
+            n = len(windows)
             need = 0
-            for r in ranks:
-                if c[r] < width:
-                    need += width - c[r]
-            if need <= w:
-                c2 = list(c)
-                nat = []
+            # skip the windows the wildcards cannot fill: they leave the best split as it is,
+            # and skipping them here saves a memo entry each
+            while j < n:
+                _, _, ranks, width = windows[j]
+                need = 0
                 for r in ranks:
-                    take = min(c2[r], width)
-                    c2[r] -= take
-                    if take:
-                        nat.append((r, take))
-                sub = self.solve(i, j, tuple(c2), w - need, ot, pp, bj, rj)
-                cost = self.seq[(kind, seq_key)] + sub[0]
-                if cost < res[0] - 1e-9:
-                    res = (cost, ((kind, seq_key, tuple(nat), need), sub[1]))
-        else:
-            res = self._group(i, c, w, ot, pp, bj, rj)
+                    if c[r] < width:
+                        need += width - c[r]
+                if need <= w:
+                    break
+                j += 1
+            if j < n:
+                res = self._window(i, j, need, c, w, ot, pp, bj, rj)
+                break
+            if c[i]:
+                res = self._group(i, c, w, ot, pp, bj, rj)
+                break
+            i, j = i + 1, 0  # nothing left at rank i (wildcards alone never form its group)
         if len(_MEMO) >= MAX_MEMO:
             _MEMO.clear()
         _MEMO[key] = res
         return res
 
+    def _window(
+        self,
+        i: int,
+        j: int,
+        need: int,
+        c: tuple[int, ...],
+        w: int,
+        ot: int,
+        pp: int,
+        bj: int,
+        rj: int,
+    ) -> tuple[float, tuple | None]:
+        """The better of skipping window ``j`` at rank ``i`` and playing it (with ``need``
+        wildcards)."""
+        res = self.solve(i, j + 1, c, w, ot, pp, bj, rj)
+        kind, seq_key, ranks, width = WINDOWS_AT[i][j]
+        c2 = list(c)
+        nat = []
+        for r in ranks:
+            take = min(c2[r], width)
+            c2[r] -= take
+            if take:
+                nat.append((r, take))
+        sub = self.solve(i, j, tuple(c2), w - need, ot, pp, bj, rj)
+        cost = self.seq[(kind, seq_key)] + sub[0]
+        if cost < res[0] - 1e-9:
+            res = (cost, ((kind, seq_key, tuple(nat), need), sub[1]))
+        return res
+
     def _group(
         self, i: int, c: tuple[int, ...], w: int, ot: int, pp: int, bj: int, rj: int
     ) -> tuple[float, tuple | None]:
+        """Rank ``i``'s naturals (``c[i] > 0``) as one group, topped up with 0..``w``
+        wildcards."""
         k = c[i]
         c2 = c[:i] + (0,) + c[i + 1 :]
-        if k == 0:  # wildcards alone never form a group of rank i
-            return self.solve(i + 1, 0, c2, w, ot, pp, bj, rj)
         best: tuple[float, tuple | None] = (float("inf"), None)
         for x in range(w + 1):
             size = k + x
