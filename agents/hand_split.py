@@ -63,6 +63,9 @@ def play_cost(kind: int, value: int, size: int = 0) -> float:
     return {12: 0.5, 13: 0.4, 14: 0.3}[value]
 
 
+BOMB_COST = [play_cost(T.BOMB, 0, size) if size >= 4 else 0.0 for size in range(11)]
+
+
 class _Level:
     """Costs of the split search at one deal level (the memo is shared, keyed by level)."""
 
@@ -136,7 +139,7 @@ class _Level:
         c2 = list(c)
         nat = []
         for r in ranks:
-            take = min(c2[r], width)
+            take = c2[r] if c2[r] < width else width
             c2[r] -= take
             if take:
                 nat.append((r, take))
@@ -153,10 +156,10 @@ class _Level:
         wildcards."""
         k = c[i]
         c2 = c[:i] + (0,) + c[i + 1 :]
+        nat = ((i, k),)
         best: tuple[float, tuple | None] = (float("inf"), None)
         for x in range(w + 1):
             size = k + x
-            nat = ((i, k),)
             ot2, pp2 = ot, pp
             if size == 1:
                 kind, cost = T.SINGLE, self.single[i]
@@ -165,15 +168,15 @@ class _Level:
                 if ot > 0:
                     cost, ot2 = 0.0, ot - 1
                 else:
-                    pp2 = min(pp + 1, 3)
+                    pp2 = pp + 1 if pp < 3 else 3
             elif size == 3:
                 kind, cost = T.TRIPLE, self.triple[i]
                 if pp > 0:
                     cost, pp2 = cost - MERGE_REFUND, pp - 1
                 else:
-                    ot2 = min(ot + 1, 3)
+                    ot2 = ot + 1 if ot < 3 else 3
             else:
-                kind, cost = T.BOMB, play_cost(T.BOMB, 0, size)
+                kind, cost = T.BOMB, BOMB_COST[size]
             sub = self.solve(i + 1, 0, c2, w - x, ot2, pp2, bj, rj)
             total = cost + sub[0]
             if total < best[0] - 1e-9:
