@@ -14,7 +14,9 @@ The search walks the ranks from low to high. At each rank it may start sequences
 three pairs, two triples, each with up to the wildcards left), then plays what is left of the
 rank as one group (single, pair, triple or bomb), optionally topped up with wildcards.
 Sub-results are memoised on (rank, remaining counts, wildcards, open triples/pairs), so
-evaluating the hand left after each candidate action mostly reuses earlier work.
+evaluating the hand left after each candidate action mostly reuses earlier work; windows
+the wildcards cannot fill and ranks with nothing left are passed over without a memo entry
+(the heuristic plays ~1.6x faster for it, with the same splits: docs/benchmarks.md).
 """
 
 from __future__ import annotations
