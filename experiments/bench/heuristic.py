@@ -23,7 +23,7 @@ def measure(chunks: int, repeats: int, seed: int = 7) -> dict:
     import agents.hand_split as hand_split
     from experiments.selfplay.warm_start.data import game_config, run_chunk
 
-    rounds, digest = [], ""
+    rounds, digests = [], set()
     for _ in range(repeats):
         hand_split._MEMO.clear()
         h = hashlib.sha256()
@@ -34,7 +34,9 @@ def measure(chunks: int, repeats: int, seed: int = 7) -> dict:
             decisions += len(data["action"])
             h.update(data["action"].tobytes())
         rounds.append(decisions / (time.process_time() - t))
-        digest = h.hexdigest()[:16]
+        digests.add(h.hexdigest()[:16])
+    if len(digests) != 1:
+        raise RuntimeError(f"the heuristic played the same deals differently: {sorted(digests)}")
     return {
         "chunks": chunks,
         "repeats": repeats,
@@ -42,7 +44,7 @@ def measure(chunks: int, repeats: int, seed: int = 7) -> dict:
         "decisions_per_cpu_s": round(median(rounds)),
         "range": [round(min(rounds)), round(max(rounds))],
         "rounds": [round(r) for r in rounds],
-        "actions_digest": digest,
+        "actions_digest": digests.pop(),
     }
 
 
