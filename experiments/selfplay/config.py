@@ -227,6 +227,12 @@ class Eval:
     opponents: list[str] = option(
         help="agent specs to evaluate against", factory=lambda: ["random", "heuristic"]
     )
+    final_only: list[str] = option(
+        help="opponents of eval.opponents played only after training, never beside it (random: "
+        "won in every pair from the warm start on, yet half of an evaluation's CPU, which "
+        "beside training is only what the runners leave idle)",
+        factory=lambda: ["random"],
+    )
     idle: bool = option(
         True,
         "background evaluations run on idle CPU only (SCHED_IDLE on Linux), not slowing the "
@@ -354,7 +360,7 @@ def validate(cfg: RunConfig) -> RunConfig:
             raise ValueError(f"{key} must be >= 0 at every point of its schedule")
     from agents.registry import make_agent
 
-    for spec in cfg.eval.opponents:  # before Ray starts, not inside an evaluation
+    for spec in [*cfg.eval.opponents, *cfg.eval.final_only]:  # before Ray starts
         make_agent(spec, seed=0)
     if not 0 <= cfg.league.self_share <= 1:
         raise ValueError("league.self_share must be in [0, 1]")

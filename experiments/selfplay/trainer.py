@@ -428,6 +428,12 @@ class SelfPlayTrainer:
         )
 
     # ------------------------------------------------------------------ evaluation
+    def in_run_opponents(self) -> list[str]:
+        """The opponents of the evaluations beside training: ``eval.opponents`` without
+        ``eval.final_only``."""
+        e = self.cfg.eval
+        return [o for o in e.opponents if o not in e.final_only]
+
     def start_eval(self, pairs: int):
         import ray
 
@@ -437,7 +443,7 @@ class SelfPlayTrainer:
         return task.remote(
             self.played_state(),  # what agents of this run play (the average, if kept)
             dict(self.model_config),
-            list(self.cfg.eval.opponents),
+            self.in_run_opponents(),
             int(pairs),
             self.cfg.seed + 7919,
             dict(self.cfg.game),
@@ -629,7 +635,8 @@ class SelfPlayTrainer:
                 evals = self.poll_eval()
                 self.algo.hold_idle_runners = c.eval.overdue_holds_idle and self.eval_overdue()
                 every = c.eval.every_s
-                if every and self.pending_eval is None and self.now() - last_eval_t >= every:
+                due = every and self.now() - last_eval_t >= every
+                if due and self.pending_eval is None and self.in_run_opponents():
                     ref = self.start_eval(c.eval.pairs)
                     self.pending_eval = (ref, it, self.env_steps, self.now())
                     last_eval_t = self.now()

@@ -26,6 +26,8 @@ def test_config_errors_name_unknown_keys(tmp_path):
         load_config(None, ["ppo.num_epochs=0"])
     assert load_config(None, ["ppo.num_epochs=1.3"]).ppo.num_epochs == 1.3
     assert load_config(None, ["ppo.num_epochs=2"]).ppo.num_epochs == 2.0
+    with pytest.raises(ValueError, match="randm"):  # eval.final_only's specs are agents too
+        load_config(None, ["eval.final_only=[randm]"])
     assert parse_overrides(["a.b=1", "c=[1, 2]"]) == {"a": {"b": 1}, "c": [1, 2]}
     cfg = load_config(REPO / "configs" / "default.yaml", ["ppo.lr=1e-4"])
     assert cfg.ppo.lr.value_at(0) == 1e-4

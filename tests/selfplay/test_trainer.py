@@ -146,6 +146,9 @@ def test_smoke_run_trains_checkpoints_resumes_and_plays(tmp_path):
     progress = (run / "progress.csv").read_text().splitlines()[1:]
     assert [int(r.split(",")[0]) for r in progress] == [1, 2, 3, 4]
     assert len((run / "eval.csv").read_text().splitlines()) >= 3  # header + final rows
+    # eval.final_only (random by default): played by the two final evaluations, never beside
+    opponents = [r["opponent"] for r in csv.DictReader((run / "eval.csv").open())]
+    assert opponents.count("random") == 2, opponents
     _check_schedules_moved(run)
     from agents.policy_file import load_ema_state
 
