@@ -206,6 +206,11 @@ _LEVELS: dict[int, _Level] = {}
 _MEMO: dict[tuple, tuple[float, tuple | None]] = {}
 
 
+def clear_memo() -> None:
+    """Forget every memoised split (a benchmark's rounds then each start cold)."""
+    _MEMO.clear()
+
+
 def _level(level: int) -> _Level:
     lv = _LEVELS.get(level)
     if lv is None:

@@ -20,12 +20,12 @@ from experiments.bench import write_json
 
 
 def measure(chunks: int, repeats: int, seed: int = 7) -> dict:
-    import agents.hand_split as hand_split
+    from agents.hand_split import clear_memo
     from experiments.selfplay.warm_start.data import game_config, run_chunk
 
     rounds, digests = [], set()
     for _ in range(repeats):
-        hand_split._MEMO.clear()
+        clear_memo()
         h = hashlib.sha256()
         decisions = 0
         t = time.process_time()
