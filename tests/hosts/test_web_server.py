@@ -334,6 +334,7 @@ def _match_replay() -> bytes:
     return json.dumps(rep.to_dict()).encode()
 
 
+@pytest.mark.alone  # a latency bound: nothing else on the CPU meanwhile
 def test_replay_uploads_are_capped_compact_and_off_the_event_loop(live):
     port, _ = live
     raw = _match_replay()
@@ -583,6 +584,7 @@ def test_with_no_agent_named_the_strongest_shipped_model_is_offered_first(tmp_pa
     assert final["result"]["gain"] in (1, 2, 3)
 
 
+@pytest.mark.alone  # a latency bound: nothing else on the CPU meanwhile
 def test_a_slow_agent_thinks_off_the_event_loop_and_is_shown_thinking(tmp_path):
     """Issue 25: an agent that takes a while (a search agent) decides in a worker thread; the
     table shows its seat as thinking meanwhile, and the server keeps answering requests."""

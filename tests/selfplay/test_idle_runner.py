@@ -70,6 +70,7 @@ IDLE_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.alone  # the idle runner samples only on CPU time nothing else wants
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux-only")
 def test_an_idle_runner_samples_under_sched_idle_beside_the_main_runner(tmp_path):
     out = run_python(IDLE_SCRIPT, [str(tmp_path / "run")], 300)
