@@ -38,6 +38,10 @@ from guandan_env.encoding.observation import encode_game
 from guandan_env.envs.aec import seat_view
 
 MAX_UNREADABLE = 50  # unreadable server messages in a row before the client gives up
+# the closing handshake's wait: leaving with messages unread, the connection's reader may be
+# paused (websockets' max_queue) and never see the server's close frame, so close() waited
+# the library's full 10 s
+CLOSE_TIMEOUT_S = 1.0
 UNREADABLE = (ValueError, KeyError, TypeError, IndexError, AttributeError, RecursionError)
 
 
@@ -294,7 +298,9 @@ def play(url: str, agent, timeout: float = 600.0, quiet: bool = False) -> dict:
 
     mirror = ProtocolMirror()
     decisions, games, result, unreadable = 0, 0, None, 0
-    with connect(url, max_size=1 << 22, open_timeout=timeout) as ws:
+    with connect(
+        url, max_size=1 << 22, open_timeout=timeout, close_timeout=CLOSE_TIMEOUT_S
+    ) as ws:
         for raw in ws:
             msg: dict | None = None
             try:
