@@ -298,9 +298,7 @@ def play(url: str, agent, timeout: float = 600.0, quiet: bool = False) -> dict:
 
     mirror = ProtocolMirror()
     decisions, games, result, unreadable = 0, 0, None, 0
-    with connect(
-        url, max_size=1 << 22, open_timeout=timeout, close_timeout=CLOSE_TIMEOUT_S
-    ) as ws:
+    with connect(url, max_size=1 << 22, open_timeout=timeout, close_timeout=CLOSE_TIMEOUT_S) as ws:
         for raw in ws:
             msg: dict | None = None
             try:
