@@ -1,6 +1,6 @@
 """Benchmark scripts (medians, JSON out): ``python -m experiments.bench.core``, ``.vector``,
 ``.selfplay``, ``.hand_plan``, ``.runner_parts``, ``.loss_gradients``, ``.infoset``,
-``.search``, ``.zoo``, ``.heuristic``."""
+``.search``, ``.zoo``, ``.heuristic``, ``.learner_precision``."""
 
 from __future__ import annotations
 
