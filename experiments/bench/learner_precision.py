@@ -62,23 +62,12 @@ def measure(model: str, calls: int, repeats: int, overrides: list[str]) -> dict:
     import torch
 
     from agents.candidate_net import net_from_state
-    from agents.zoo import load_model_weights
-    from experiments.bench.selfplay import make_runner
-    from experiments.selfplay.config import load_config
+    from experiments.bench.selfplay import trained_play
     from experiments.selfplay.rllib.env_runner import minibatches
     from experiments.selfplay.rllib.learner import batch_decisions, ppo_terms
 
+    cfg, state, model_config, sample = trained_play(model, overrides, calls)
     torch.set_num_threads(1)
-    state, header = load_model_weights(model)
-    model_config = header["model_config"]
-    cfg = load_config(None, overrides)
-    weights = {k: torch.from_numpy(np.asarray(v)) for k, v in state.items()}
-    cfg.model = dict(model_config)  # the runner's network must take the model's weights
-    runner = make_runner(cfg, weights)
-    runner.sample()
-    runner.sample()  # past the first deals' wave
-    samples = [runner.sample() for _ in range(calls)]
-    sample = {k: np.concatenate([s[k] for s in samples]) for k in samples[0]}
 
     def fresh_net():
         return net_from_state(state, model_config)

@@ -39,22 +39,11 @@ def measure(model: str, calls: int, overrides: list[str], seed: int = 0) -> dict
     import torch
 
     from agents.candidate_net import net_from_state
-    from agents.zoo import load_model_weights
-    from experiments.bench.selfplay import make_runner
-    from experiments.selfplay.config import load_config
+    from experiments.bench.selfplay import trained_play
     from experiments.selfplay.rllib.env_runner import minibatches
     from experiments.selfplay.rllib.learner import batch_decisions, ppo_terms
 
-    state, header = load_model_weights(model)
-    model_config = header["model_config"]
-    cfg = load_config(None, overrides)
-    weights = {k: torch.from_numpy(np.asarray(v)) for k, v in state.items()}
-    cfg.model = dict(model_config)  # the runner's network must take the model's weights
-    runner = make_runner(cfg, weights)
-    runner.sample()
-    runner.sample()  # past the first deals' wave
-    parts = [runner.sample() for _ in range(calls)]
-    sample = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    cfg, state, model_config, sample = trained_play(model, overrides, calls)
     net = net_from_state(state, model_config).train()
     params = dict(net.named_parameters())
     trunk = [name for name in params if name.startswith(TRUNK_PREFIXES)]

@@ -64,6 +64,29 @@ def make_runner(cfg: RunConfig, weights: dict | None = None, league: list | None
     return runner
 
 
+def trained_play(model: str, overrides: list[str], calls: int):
+    """``(cfg, state, model_config, sample)``: a runner of the default config (``overrides``
+    apply, except ``model.*``: the network is shipped model ``model``'s, with its own config)
+    plays that model's weights for ``calls`` ``sample()`` calls past the first deals' wave;
+    ``sample`` is their samples joined, ``state`` the model's weights."""
+    import torch
+
+    from agents.zoo import load_model_weights
+    from experiments.selfplay.config import load_config
+
+    state, header = load_model_weights(model)
+    model_config = header["model_config"]
+    cfg = load_config(None, overrides)
+    weights = {k: torch.from_numpy(np.asarray(v)) for k, v in state.items()}
+    cfg.model = dict(model_config)  # the runner's network must take the model's weights
+    runner = make_runner(cfg, weights)
+    runner.sample()
+    runner.sample()  # past the first deals' wave
+    parts = [runner.sample() for _ in range(calls)]
+    sample = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return cfg, state, model_config, sample
+
+
 def runner_ceiling(
     cfg: RunConfig, calls: int = 6, weights: dict | None = None, league: list | None = None
 ) -> dict:
