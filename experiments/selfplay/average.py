@@ -6,7 +6,7 @@ only with ``checkpoint.keep=0``; the trainer's own moving average (``ema``) is u
     python -m experiments.selfplay.average runs/X --from-share 0.5 --out runs/X_swa
     python -m experiments.selfplay.average runs/X --half-life 8000000 --out runs/X_ema8m
 
-The output plays as ``checkpoint:runs/X_swa`` (docs/selfplay.md, "The level knobs
+The output plays as ``checkpoint:runs/X_swa`` (docs/selfplay_runs.md, "The level knobs
 together, and weight averaging over longer spans").
 """
 

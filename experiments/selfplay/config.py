@@ -201,7 +201,7 @@ class League:
         1.0,
         "share of episodes where all four seats are the learner; 1.0 (pure self-play, no "
         "league) by default: on equal samples the league added nothing measurable and cost 38% "
-        "of the time (docs/selfplay.md, ablations)",
+        "of the time (docs/selfplay_runs.md, the ablations)",
     )
     snapshot_every: int = option(
         0, "iterations between frozen snapshots joining the league (0: none)"
